@@ -1,0 +1,70 @@
+"""Typed, validated client settings shared by producers, consumers and the forwarder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rmqcompat.errors import ConfigError
+from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
+from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
+from rmqcompat.topics.naming import validate_namespace
+
+_SECRET_MARKERS = ("password", "secret", "key.pem", "keystore", "sasl.oauthbearer.config")
+
+
+def mask_secrets(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of librdkafka settings with every secret value replaced by ``***``."""
+    return {
+        name: "***" if any(marker in name for marker in _SECRET_MARKERS) else value
+        for name, value in settings.items()
+    }
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Connection and topology settings common to every rmqcompat client.
+
+    Args:
+        bootstrap_servers: Kafka bootstrap list (``host:port,...``).
+        namespace: isolates every topic of a deployment (see the README's naming table).
+        message_delay_level: RocketMQ's delay table, e.g. ``"1s 5s 10s ..."``.
+        kafka_config: librdkafka settings passed through (SASL, SSL, timeouts, ...);
+            rmqcompat's explicit settings win over them. Secrets never appear in ``repr``.
+        max_message_size: largest body accepted, in bytes (RocketMQ default 4 MiB).
+
+    Raises:
+        ConfigError: a setting is invalid (checked here, before any I/O).
+    """
+
+    bootstrap_servers: str
+    namespace: str = ""
+    message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL
+    kafka_config: Mapping[str, Any] = field(default_factory=dict)
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    levels: DelayLevels = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.bootstrap_servers or not isinstance(self.bootstrap_servers, str):
+            raise ConfigError("bootstrap_servers must be a non-empty 'host:port[,...]' string")
+        validate_namespace(self.namespace)
+        if self.max_message_size <= 0:
+            raise ConfigError(f"max_message_size must be > 0, not {self.max_message_size}")
+        object.__setattr__(self, "kafka_config", dict(self.kafka_config))
+        object.__setattr__(self, "levels", DelayLevels.parse(self.message_delay_level))
+
+    def librdkafka(self, **explicit: Any) -> dict[str, Any]:
+        """Settings for a confluent-kafka client: passthrough first, explicit ones win."""
+        settings = dict(self.kafka_config)
+        settings.update(explicit)
+        settings["bootstrap.servers"] = self.bootstrap_servers
+        return settings
+
+    def __repr__(self) -> str:
+        return (
+            f"ClientConfig(bootstrap_servers={self.bootstrap_servers!r}, "
+            f"namespace={self.namespace!r}, message_delay_level={self.message_delay_level!r}, "
+            f"kafka_config={mask_secrets(self.kafka_config)!r}, "
+            f"max_message_size={self.max_message_size})"
+        )

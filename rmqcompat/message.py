@@ -1,0 +1,154 @@
+"""Message types: :class:`Message` (sent by apps) and :class:`MessageExt` (received)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from rmqcompat import properties as props
+from rmqcompat.errors import MessageTooLargeError
+from rmqcompat.topics.naming import validate_topic
+
+#: RocketMQ's default ``maxMessageSize``.
+DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+
+#: Properties that rmqcompat manages itself; they cannot be set as user properties.
+SYSTEM_PROPERTIES = frozenset(
+    {
+        props.KEYS,
+        props.TAGS,
+        props.DELAY,
+        props.RETRY_TOPIC,
+        props.REAL_TOPIC,
+        props.REAL_QID,
+        props.ORIGIN_MESSAGE_ID,
+        props.RECONSUME_TIME,
+        props.MAX_RECONSUME_TIMES,
+        props.UNIQ_KEY,
+        props.CONSUME_START_TIME,
+        props.TRAN_MSG,
+        props.PGROUP,
+        props.TIMER_DELIVER_MS,
+        props.FLAG,
+        props.BORN_TIMESTAMP,
+        props.DUE_TIME,
+        props.QUARANTINE_REASON,
+    }
+)
+
+
+@dataclass
+class Message:
+    """A message to send.
+
+    Args:
+        topic: logical RocketMQ topic name (mapped to a Kafka name by the producer).
+        body: bytes, or text sent as UTF-8.
+        tags: one tag, used by subscription expressions such as ``"A || B"``.
+        keys: one key or several (stored space-separated, as RocketMQ does).
+        flag: an application-defined integer carried unchanged.
+        properties: user properties (names of rmqcompat's own properties are refused).
+        delay_time_level: RocketMQ scheduled message: deliver after this level's delay.
+        deliver_time_ms: RocketMQ 5 timer message: deliver at this epoch time (ms).
+    """
+
+    topic: str
+    body: bytes | str = b""
+    tags: str | None = None
+    keys: str | Iterable[str] | None = None
+    flag: int = 0
+    properties: dict[str, str] = field(default_factory=dict)
+    delay_time_level: int = 0
+    deliver_time_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        validate_topic(self.topic)
+        if isinstance(self.body, str):
+            self.body = self.body.encode("utf-8")
+        self.keys = props.join_keys(self.keys)
+        for name in self.properties:
+            self._check_user_property(name)
+
+    @staticmethod
+    def _check_user_property(name: str) -> None:
+        if name in SYSTEM_PROPERTIES:
+            raise ValueError(f"property {name!r} is reserved; use the Message field instead")
+        if not name:
+            raise ValueError("property names must not be empty")
+
+    def put_user_property(self, name: str, value: str) -> None:
+        self._check_user_property(name)
+        self.properties[name] = value
+
+    def body_bytes(self) -> bytes:
+        return self.body if isinstance(self.body, bytes) else self.body.encode("utf-8")
+
+    def check_size(self, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        """Raise :class:`MessageTooLargeError` if the body exceeds ``max_message_size``."""
+        size = len(self.body_bytes())
+        if size > max_message_size:
+            raise MessageTooLargeError(
+                f"message body is {size} bytes; the maximum is {max_message_size} "
+                f"(max_message_size) for topic {self.topic}"
+            )
+
+    def system_properties(self) -> dict[str, str]:
+        """Every property this message carries on the wire, user properties included."""
+        out = dict(self.properties)
+        if self.tags:
+            out[props.TAGS] = self.tags
+        if self.keys:
+            out[props.KEYS] = str(self.keys)
+        if self.flag:
+            out[props.FLAG] = props.encode_int(self.flag)
+        return out
+
+
+@dataclass
+class MessageExt:
+    """A received message, with where it came from and how often it failed before.
+
+    ``topic`` is the logical topic; for a message redelivered from ``%RETRY%<group>`` it is
+    the original topic again (RocketMQ's ``RETRY_TOPIC`` reset). ``queue_id`` is the Kafka
+    partition and ``queue_offset`` the Kafka offset of the record that carried it.
+    """
+
+    topic: str
+    body: bytes
+    msg_id: str
+    queue_id: int
+    queue_offset: int
+    born_timestamp: int
+    store_timestamp: int
+    reconsume_times: int = 0
+    properties: dict[str, str] = field(default_factory=dict)
+    key: bytes | None = None
+
+    @property
+    def tags(self) -> str | None:
+        return self.properties.get(props.TAGS)
+
+    @property
+    def keys(self) -> str | None:
+        return self.properties.get(props.KEYS)
+
+    @property
+    def flag(self) -> int:
+        return props.decode_int(self.properties, props.FLAG, 0)
+
+    def get_property(self, name: str) -> str | None:
+        return self.properties.get(name)
+
+    def user_properties(self) -> dict[str, str]:
+        return {k: v for k, v in self.properties.items() if k not in SYSTEM_PROPERTIES}
+
+    def to_message(self) -> Message:
+        """A new :class:`Message` with this one's body, tags, keys, flag and user properties."""
+        return Message(
+            topic=self.topic,
+            body=self.body,
+            tags=self.tags,
+            keys=self.keys,
+            flag=self.flag,
+            properties=self.user_properties(),
+        )

@@ -1,0 +1,92 @@
+"""RocketMQ property names and the one codec between properties and Kafka headers.
+
+Properties travel as Kafka headers under their RocketMQ names, values UTF-8 text;
+numbers are decimal text. Decoding failures raise :class:`MalformedHeaderError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from rmqcompat.errors import MalformedHeaderError
+
+KEYS = "KEYS"
+TAGS = "TAGS"
+DELAY = "DELAY"
+RETRY_TOPIC = "RETRY_TOPIC"
+REAL_TOPIC = "REAL_TOPIC"
+REAL_QID = "REAL_QID"
+ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID"
+RECONSUME_TIME = "RECONSUME_TIME"
+MAX_RECONSUME_TIMES = "MAX_RECONSUME_TIMES"
+UNIQ_KEY = "UNIQ_KEY"
+CONSUME_START_TIME = "CONSUME_START_TIME"
+TRAN_MSG = "TRAN_MSG"
+PGROUP = "PGROUP"
+#: RocketMQ 5 timer messages: absolute delivery time in epoch milliseconds.
+TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
+
+# rmqcompat's own properties (RocketMQ keeps these in the message header fields).
+FLAG = "FLAG"
+BORN_TIMESTAMP = "BORN_TIMESTAMP"
+#: Epoch milliseconds at which a parked message is due; written when it is parked.
+DUE_TIME = "DUE_TIME"
+#: Why the forwarder quarantined a record.
+QUARANTINE_REASON = "QUARANTINE_REASON"
+
+KEY_SEPARATOR = " "
+
+Headers = list[tuple[str, bytes]]
+
+
+def encode_int(value: int) -> str:
+    return str(int(value))
+
+
+def decode_int(properties: Mapping[str, str], name: str, default: int | None = None) -> int:
+    """Read a decimal integer property.
+
+    Raises:
+        MalformedHeaderError: the property is missing (and no default) or not an integer.
+    """
+    text = properties.get(name)
+    if text is None:
+        if default is None:
+            raise MalformedHeaderError(f"header {name} is missing")
+        return default
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise MalformedHeaderError(f"header {name}={text!r} is not a decimal integer") from None
+
+
+def to_headers(properties: Mapping[str, str]) -> Headers:
+    """Encode properties as Kafka headers (UTF-8 values, one header per property)."""
+    return [(name, value.encode("utf-8")) for name, value in properties.items()]
+
+
+def from_headers(headers: Sequence[tuple[str, bytes | None]] | None) -> dict[str, str]:
+    """Decode Kafka headers into properties.
+
+    Raises:
+        MalformedHeaderError: a header has no value, a value is not UTF-8, or a name repeats
+            (RocketMQ properties are a map, so a repeated name is ambiguous).
+    """
+    properties: dict[str, str] = {}
+    for name, value in headers or ():
+        if value is None:
+            raise MalformedHeaderError(f"header {name} has no value")
+        if name in properties:
+            raise MalformedHeaderError(f"header {name} appears more than once")
+        try:
+            properties[name] = value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedHeaderError(f"header {name} is not UTF-8 text: {exc}") from None
+    return properties
+
+
+def join_keys(keys: str | Iterable[str] | None) -> str | None:
+    """RocketMQ stores several keys in one property, separated by a space."""
+    if keys is None or isinstance(keys, str):
+        return keys
+    return KEY_SEPARATOR.join(keys)

@@ -1,0 +1,199 @@
+"""Logical RocketMQ topic names <-> legal Apache Kafka topic names.
+
+RocketMQ names match ``^[%|a-zA-Z0-9_-]+$``; Apache Kafka allows only ``[a-zA-Z0-9._-]``
+(at most 249 characters, never ``.`` or ``..``). Since ``.`` never occurs in a RocketMQ
+name, it is free to act as separator and escape character here:
+
+===========================  =========================================
+logical (RocketMQ)           physical (Kafka), before the namespace
+===========================  =========================================
+``T`` (no ``%`` or ``|``)    ``T``
+``%RETRY%G``                 ``rmq.retry.<esc G>``
+``%DLQ%G``                   ``rmq.dlq.<esc G>``
+``%SCHEDULE%10s``            ``rmq.delay.10s`` (one topic per delay level)
+``RMQ_SYS_TRACE_TOPIC``      ``rmq.trace``
+``RMQ_SYS_QUARANTINE_TOPIC`` ``rmq.quarantine``
+any other name with ``%|``   ``rmq.x.<esc name>``
+===========================  =========================================
+
+``<esc s>`` writes ``%`` as ``.25`` and ``|`` as ``.7c``. A namespace ``NS`` (letters,
+digits, ``_`` and ``-``; not ``rmq``) is prepended as ``NS.`` to every physical name,
+business topics included. The mapping is injective and :func:`from_kafka_topic` inverts it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rmqcompat.errors import InvalidNameError
+
+RETRY_PREFIX = "%RETRY%"
+DLQ_PREFIX = "%DLQ%"
+SCHEDULE_PREFIX = "%SCHEDULE%"
+TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
+QUARANTINE_TOPIC = "RMQ_SYS_QUARANTINE_TOPIC"
+
+RESERVED = "rmq"
+KAFKA_MAX_LENGTH = 249
+TOPIC_MAX_LENGTH = 127
+GROUP_MAX_LENGTH = 255
+NAMESPACE_MAX_LENGTH = 64
+
+_ROCKETMQ_NAME = re.compile(r"[%|a-zA-Z0-9_-]+")
+_PLAIN_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+_KAFKA_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+_DURATION = re.compile(r"[1-9][0-9]*(ms|s|m|h|d)")
+_ESCAPES = {"%": ".25", "|": ".7c"}
+_UNESCAPES = {value: key for key, value in _ESCAPES.items()}
+_FIXED = {TRACE_TOPIC: "trace", QUARANTINE_TOPIC: "quarantine"}
+_PREFIXED = {RETRY_PREFIX: "retry", DLQ_PREFIX: "dlq"}
+
+
+def _check_rocketmq_name(kind: str, name: str, max_length: int) -> None:
+    if not name:
+        raise InvalidNameError(f"{kind} name must not be empty")
+    if len(name) > max_length:
+        raise InvalidNameError(
+            f"{kind} name {name!r} is {len(name)} characters; RocketMQ allows at most {max_length}"
+        )
+    if not _ROCKETMQ_NAME.fullmatch(name):
+        raise InvalidNameError(
+            f"{kind} name {name!r} has characters outside RocketMQ's ^[%|a-zA-Z0-9_-]+$"
+        )
+
+
+def validate_topic(topic: str) -> str:
+    """Return ``topic`` if it is a legal logical (RocketMQ) topic name, else raise."""
+    _check_rocketmq_name("topic", topic, TOPIC_MAX_LENGTH)
+    return topic
+
+
+def validate_group(group: str) -> str:
+    """Return ``group`` if it is a legal RocketMQ consumer/producer group name, else raise."""
+    _check_rocketmq_name("group", group, GROUP_MAX_LENGTH)
+    return group
+
+
+def validate_namespace(namespace: str) -> str:
+    """Return ``namespace`` if legal ("" means none), else raise :class:`InvalidNameError`."""
+    if namespace == "":
+        return namespace
+    if len(namespace) > NAMESPACE_MAX_LENGTH or not _PLAIN_NAME.fullmatch(namespace):
+        raise InvalidNameError(
+            f"namespace {namespace!r} must be 1-{NAMESPACE_MAX_LENGTH} of [a-zA-Z0-9_-]"
+        )
+    if namespace == RESERVED:
+        raise InvalidNameError(f"namespace {RESERVED!r} is reserved for rmqcompat's own topics")
+    return namespace
+
+
+def retry_topic(group: str) -> str:
+    """The logical retry topic of a consumer group: ``%RETRY%<group>``."""
+    return RETRY_PREFIX + validate_group(group)
+
+
+def dlq_topic(group: str) -> str:
+    """The logical dead-letter topic of a consumer group: ``%DLQ%<group>``."""
+    return DLQ_PREFIX + validate_group(group)
+
+
+def delay_topic(duration: str) -> str:
+    """The logical topic of the delay level whose canonical duration is ``duration``."""
+    if not _DURATION.fullmatch(duration):
+        raise InvalidNameError(f"delay duration {duration!r} is not canonical (e.g. 10s, 100ms)")
+    return SCHEDULE_PREFIX + duration
+
+
+def is_retry_topic(logical: str) -> bool:
+    return logical.startswith(RETRY_PREFIX) and len(logical) > len(RETRY_PREFIX)
+
+
+def is_dlq_topic(logical: str) -> bool:
+    return logical.startswith(DLQ_PREFIX) and len(logical) > len(DLQ_PREFIX)
+
+
+def _escape(text: str) -> str:
+    return "".join(_ESCAPES.get(char, char) for char in text)
+
+
+def _unescape(text: str, physical: str) -> str:
+    parts = text.split(".")
+    out = [parts[0]]
+    for part in parts[1:]:
+        char = _UNESCAPES.get("." + part[:2])
+        if char is None:
+            raise InvalidNameError(f"Kafka topic {physical!r} has an unknown escape '.{part[:2]}'")
+        out.append(char + part[2:])
+    return "".join(out)
+
+
+def _internal(logical: str) -> str:
+    if logical in _FIXED:
+        return _FIXED[logical]
+    for prefix, kind in _PREFIXED.items():
+        if logical.startswith(prefix) and len(logical) > len(prefix):
+            return f"{kind}.{_escape(logical[len(prefix) :])}"
+    duration = logical.removeprefix(SCHEDULE_PREFIX)
+    if duration != logical and _DURATION.fullmatch(duration):
+        return f"delay.{duration}"
+    return f"x.{_escape(logical)}"
+
+
+def to_kafka_topic(logical: str, namespace: str = "") -> str:
+    """Map a logical RocketMQ topic name to its legal Kafka topic name.
+
+    Raises:
+        InvalidNameError: the name (or namespace) breaks RocketMQ's rules, or the Kafka
+            name would be longer than Kafka's 249 characters.
+    """
+    _check_rocketmq_name("topic", logical, GROUP_MAX_LENGTH + len(RETRY_PREFIX))
+    validate_namespace(namespace)
+    if _PLAIN_NAME.fullmatch(logical) and logical not in _FIXED:
+        body = logical
+    else:
+        body = f"{RESERVED}.{_internal(logical)}"
+    physical = f"{namespace}.{body}" if namespace else body
+    if len(physical) > KAFKA_MAX_LENGTH:
+        raise InvalidNameError(
+            f"{logical!r} maps to a Kafka topic name of {len(physical)} characters; "
+            f"Kafka allows at most {KAFKA_MAX_LENGTH}"
+        )
+    return physical
+
+
+def _parse_internal(rest: str, physical: str) -> str:
+    kind, _, tail = rest.partition(".")
+    for logical, fixed in _FIXED.items():
+        if rest == fixed:
+            return logical
+    for prefix, name in _PREFIXED.items():
+        if kind == name and tail:
+            return prefix + _unescape(tail, physical)
+    if kind == "delay" and tail:
+        return SCHEDULE_PREFIX + tail
+    if kind == "x" and tail:
+        return _unescape(tail, physical)
+    raise InvalidNameError(f"Kafka topic {physical!r} is not an rmqcompat topic name")
+
+
+def from_kafka_topic(physical: str) -> tuple[str, str]:
+    """Invert :func:`to_kafka_topic`: return ``(namespace, logical)``.
+
+    Raises:
+        InvalidNameError: ``physical`` is not a name that :func:`to_kafka_topic` produces.
+    """
+    if not _KAFKA_NAME.fullmatch(physical) or len(physical) > KAFKA_MAX_LENGTH:
+        raise InvalidNameError(f"{physical!r} is not a legal Kafka topic name")
+    head, _, rest = physical.partition(".")
+    namespace = ""
+    if head != RESERVED and rest:
+        namespace, physical_body = head, rest
+    else:
+        physical_body = physical
+    if physical_body.startswith(RESERVED + "."):
+        logical = _parse_internal(physical_body[len(RESERVED) + 1 :], physical)
+    else:
+        logical = physical_body
+    if to_kafka_topic(logical, namespace) != physical:
+        raise InvalidNameError(f"{physical!r} is not the canonical Kafka name of {logical!r}")
+    return namespace, logical
