@@ -6,9 +6,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from rmqcompat.topics.naming import delay_topic
-
 from rmqcompat.errors import ConfigError
+from rmqcompat.topics.naming import delay_topic
 
 DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
