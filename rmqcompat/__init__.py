@@ -13,7 +13,7 @@ from rmqcompat.errors import (
     SendError,
     TopologyError,
 )
-from rmqcompat.message import Message, MessageExt
+from rmqcompat.message import Message, MessageExt, MessageQueue
 
 __all__ = [
     "ClientConfig",
@@ -24,6 +24,7 @@ __all__ = [
     "MalformedHeaderError",
     "Message",
     "MessageExt",
+    "MessageQueue",
     "MessageTooLargeError",
     "RetriableSendError",
     "RmqCompatError",

@@ -152,3 +152,12 @@ class MessageExt:
             flag=self.flag,
             properties=self.user_properties(),
         )
+
+
+@dataclass(frozen=True)
+class MessageQueue:
+    """A RocketMQ message queue: on Kafka, one partition of a topic (logical name)."""
+
+    topic: str
+    queue_id: int
+    broker_name: str = "kafka"
