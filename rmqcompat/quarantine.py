@@ -17,7 +17,7 @@ SOURCE_OFFSET = "QUARANTINE_SOURCE_OFFSET"
 
 def quarantine_record(record: KafkaRecord, reason: str, namespace: str = "") -> OutgoingRecord:
     """The record that sets ``record`` aside in the namespace's quarantine topic."""
-    raw = [(name, value if value is not None else b"") for name, value in record.headers() or ()]
+    raw: list[tuple[str, bytes | None]] = list(record.headers() or ())
     raw += [
         (props.QUARANTINE_REASON, reason.encode("utf-8")),
         (SOURCE_TOPIC, (record.topic() or "").encode("utf-8")),

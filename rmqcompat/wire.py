@@ -33,7 +33,7 @@ class OutgoingRecord:
     topic: str
     value: bytes
     key: bytes | None
-    headers: props.Headers
+    headers: list[tuple[str, bytes | None]]
     partition: int | None = None
 
 
