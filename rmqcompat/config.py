@@ -46,7 +46,7 @@ class ClientConfig:
     levels: DelayLevels = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not self.bootstrap_servers or not isinstance(self.bootstrap_servers, str):
+        if not isinstance(self.bootstrap_servers, str) or not self.bootstrap_servers.strip():
             raise ConfigError("bootstrap_servers must be a non-empty 'host:port[,...]' string")
         validate_namespace(self.namespace)
         if self.max_message_size <= 0:

@@ -6,6 +6,7 @@ numbers are decimal text. Decoding failures raise :class:`MalformedHeaderError`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from rmqcompat.errors import MalformedHeaderError
@@ -38,6 +39,9 @@ KEY_SEPARATOR = " "
 
 Headers = list[tuple[str, bytes]]
 
+# ASCII digits only: int() alone would also take " 7", "1_000" and non-ASCII digits.
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
 
 def encode_int(value: int) -> str:
     return str(int(value))
@@ -54,10 +58,9 @@ def decode_int(properties: Mapping[str, str], name: str, default: int | None = N
         if default is None:
             raise MalformedHeaderError(f"header {name} is missing")
         return default
-    try:
-        return int(text, 10)
-    except ValueError:
-        raise MalformedHeaderError(f"header {name}={text!r} is not a decimal integer") from None
+    if not _DECIMAL.fullmatch(text):
+        raise MalformedHeaderError(f"header {name}={text!r} is not a decimal integer")
+    return int(text, 10)
 
 
 def to_headers(properties: Mapping[str, str]) -> Headers:

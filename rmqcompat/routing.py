@@ -73,6 +73,12 @@ def sendback_properties(
     out.setdefault(props.BORN_TIMESTAMP, props.encode_int(message.born_timestamp))
     out[props.RECONSUME_TIME] = props.encode_int(message.reconsume_times + 1)
     out[props.MAX_RECONSUME_TIMES] = props.encode_int(policy.max_reconsume_times)
-    for transient in (props.DUE_TIME, props.DELAY, props.REAL_TOPIC, props.TIMER_DELIVER_MS):
+    for transient in (
+        props.DUE_TIME,
+        props.DELAY,
+        props.REAL_TOPIC,
+        props.REAL_QID,
+        props.TIMER_DELIVER_MS,
+    ):
         out.pop(transient, None)
     return out

@@ -1,0 +1,139 @@
+"""``rmqcompat topics``: show, create and verify the topic topology (parse and delegate only)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from rmqcompat.cli.context import CliContext
+from rmqcompat.config import ClientConfig
+from rmqcompat.errors import RmqCompatError
+from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
+from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.topology import (
+    KINDS,
+    Topology,
+    build_topology,
+    provision_topology,
+    verify_topology,
+    with_partitions,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _topology_options(command: F) -> F:
+    options = [
+        click.option("--group", "groups", multiple=True, help="Consumer group (repeatable)."),
+        click.option("--topic", "topics", multiple=True, help="Business topic (repeatable)."),
+        click.option(
+            "--message-delay-level",
+            default=DEFAULT_MESSAGE_DELAY_LEVEL,
+            show_default=True,
+            help="RocketMQ delay table; one topic per level.",
+        ),
+        click.option(
+            "--partitions",
+            "partitions",
+            multiple=True,
+            metavar="KIND=N",
+            help=f"Partition count of one kind ({', '.join(KINDS)}); repeatable.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@contextmanager
+def _as_click_errors() -> Iterator[None]:
+    try:
+        yield
+    except RmqCompatError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _parse_partitions(values: tuple[str, ...]) -> dict[str, int]:
+    parsed: dict[str, int] = {}
+    for value in values:
+        kind, sep, count = value.partition("=")
+        if not sep or not count.strip().isdigit():
+            raise click.BadParameter(f"{value!r} is not KIND=N", param_hint="--partitions")
+        parsed[kind.strip()] = int(count)
+    return parsed
+
+
+def _topology(ctx: CliContext, options: dict[str, Any]) -> Topology:
+    spec = with_partitions(TopologySpec(), _parse_partitions(options["partitions"]))
+    return build_topology(
+        groups=options["groups"],
+        topics=options["topics"],
+        levels=DelayLevels.parse(options["message_delay_level"]),
+        spec=spec,
+        namespace=ctx.namespace,
+    )
+
+
+def _admin_settings(ctx: CliContext) -> dict[str, Any]:
+    if not ctx.bootstrap_servers:
+        raise click.UsageError(
+            "no Kafka cluster: pass --bootstrap-servers or set RMQCOMPAT_BOOTSTRAP_SERVERS"
+        )
+    return ClientConfig(ctx.bootstrap_servers, namespace=ctx.namespace).librdkafka()
+
+
+def _context() -> CliContext:
+    obj = click.get_current_context().find_object(CliContext)
+    return obj if obj is not None else CliContext(bootstrap_servers=None, namespace="")
+
+
+@click.group(name="topics")
+def topics() -> None:
+    """Show, create and verify the Kafka topics behind RocketMQ's logical names."""
+
+
+@topics.command(name="names")
+@_topology_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def names(as_json: bool, **options: Any) -> None:
+    """Print every logical name of the topology with its physical Kafka name."""
+    with _as_click_errors():
+        mapping = _topology(_context(), options).names()
+    if as_json:
+        click.echo(json.dumps(mapping, indent=2))
+    else:
+        for logical, physical in mapping.items():
+            click.echo(f"{logical}\t{physical}")
+
+
+@topics.command(name="create")
+@_topology_options
+def create(**options: Any) -> None:
+    """Create the missing topics of the topology (idempotent)."""
+    ctx = _context()
+    with _as_click_errors():
+        topology = _topology(ctx, options)
+        result = provision_topology(_admin_settings(ctx), topology)
+    for name in result.created:
+        click.echo(f"created\t{name}")
+    for name in result.existing:
+        click.echo(f"exists\t{name}")
+
+
+@topics.command(name="verify")
+@_topology_options
+def verify(**options: Any) -> None:
+    """Check existence, partition counts and configs; exit 1 on any mismatch."""
+    ctx = _context()
+    with _as_click_errors():
+        topology = _topology(ctx, options)
+        report = verify_topology(_admin_settings(ctx), topology)
+    for item in report.unchecked:
+        click.echo(f"not described by the broker (unchecked): {item}", err=True)
+    click.echo(str(report))
+    if not report.ok:
+        raise SystemExit(1)

@@ -1,0 +1,119 @@
+"""Provisioning and verifying the topology on a real Kafka-protocol broker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from rmqcompat.cli.context import CliContext
+from rmqcompat.cli.topics_cmd import topics
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.spec import TopicSpec, TopologySpec
+from rmqcompat.topics.topology import (
+    Topology,
+    build_topology,
+    provision_topology,
+    verify_topology,
+    with_partitions,
+)
+
+#: Two levels keep the topology small: 2 levels + trace + quarantine + groups + topics.
+LEVELS = DelayLevels.parse("1s 2s")
+
+
+@pytest.fixture
+def admin(kafka_bootstrap: str, client_overrides: dict[str, Any]) -> dict[str, Any]:
+    return {**client_overrides, "bootstrap.servers": kafka_bootstrap}
+
+
+@pytest.fixture
+def make(namespace: str) -> Callable[..., Topology]:
+    def _make(**kwargs: Any) -> Topology:
+        kwargs.setdefault("groups", ["G"])
+        kwargs.setdefault("topics", ["T"])
+        kwargs.setdefault("namespace", namespace)
+        return build_topology(levels=LEVELS, **kwargs)
+
+    return _make
+
+
+def test_create_twice_is_idempotent_and_verifies(
+    admin: dict[str, Any], make: Callable[..., Topology]
+) -> None:
+    topology = make()
+    physical = tuple(topic.physical for topic in topology.topics)
+    first = provision_topology(admin, topology)
+    assert first.created == physical and first.existing == ()
+    second = provision_topology(admin, topology)
+    assert second.created == () and second.existing == physical
+    report = verify_topology(admin, topology)
+    assert report.ok, str(report)
+
+
+def test_verify_reports_missing_topics(
+    admin: dict[str, Any], make: Callable[..., Topology], namespace: str
+) -> None:
+    provision_topology(admin, make())
+    report = verify_topology(admin, make(groups=["G", "H"]))
+    missing = {(m.physical, m.problem) for m in report.mismatches}
+    assert missing == {
+        (f"{namespace}.rmq.retry.H", "missing"),
+        (f"{namespace}.rmq.dlq.H", "missing"),
+    }
+    assert "rmq.retry.H" in str(report)
+
+
+def test_verify_reports_wrong_partition_count(
+    admin: dict[str, Any], make: Callable[..., Topology], namespace: str
+) -> None:
+    provision_topology(admin, make(spec=with_partitions(TopologySpec(), {"business": 1})))
+    wanted = make(spec=with_partitions(TopologySpec(), {"business": 3}))
+    assert provision_topology(admin, wanted).created == ()  # existing topics are left alone
+    report = verify_topology(admin, wanted)
+    assert [(m.physical, m.problem, m.expected, m.actual) for m in report.mismatches] == [
+        (f"{namespace}.T", "partitions", "3", "1")
+    ]
+
+
+def test_verify_reports_a_config_that_differs(
+    admin: dict[str, Any], make: Callable[..., Topology], namespace: str
+) -> None:
+    provision_topology(admin, make())
+    other = TopologySpec(dlq=TopicSpec(partitions=1, configs={"retention.ms": "1000"}))
+    report = verify_topology(admin, make(spec=other))
+    assert [(m.physical, m.problem, m.actual) for m in report.mismatches] == [
+        (f"{namespace}.rmq.dlq.G", "config", "-1")
+    ]
+
+
+def test_namespaces_isolate(
+    admin: dict[str, Any], make: Callable[..., Topology], unique_name: Callable[[str], str]
+) -> None:
+    mine = make()
+    provision_topology(admin, mine)
+    theirs = make(namespace=unique_name("other"))
+    report = verify_topology(admin, theirs)
+    assert {m.problem for m in report.mismatches} == {"missing"}
+    assert len(report.mismatches) == len(theirs.topics)
+    assert provision_topology(admin, theirs).created == tuple(t.physical for t in theirs.topics)
+    assert verify_topology(admin, mine).ok
+
+
+def test_cli_create_then_verify(kafka_bootstrap: str, namespace: str) -> None:
+    # Global options are covered by the unit tests; here the context object stands in.
+    obj = CliContext(bootstrap_servers=kafka_bootstrap, namespace=namespace)
+    opts = ["--group", "G", "--topic", "T", "--message-delay-level", "1s 2s"]
+    runner = CliRunner()
+    first = runner.invoke(topics, ["create", *opts], obj=obj)
+    assert first.exit_code == 0, first.output
+    assert f"created\t{namespace}.rmq.retry.G" in first.output.splitlines()
+    second = runner.invoke(topics, ["create", *opts], obj=obj)
+    assert second.exit_code == 0, second.output
+    assert all(line.startswith("exists\t") for line in second.output.splitlines())
+    assert runner.invoke(topics, ["verify", *opts], obj=obj).exit_code == 0
+    bad = runner.invoke(topics, ["verify", *opts, "--partitions", "business=2"], obj=obj)
+    assert bad.exit_code == 1
+    assert f"{namespace}.T (T): partitions expected 2, found 4" in bad.output

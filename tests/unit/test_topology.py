@@ -1,0 +1,133 @@
+"""Building the topic topology (pure): names per kind, specs, validation before I/O."""
+
+from __future__ import annotations
+
+import pytest
+
+from rmqcompat.errors import ConfigError, InvalidNameError, TopologyError
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.spec import TopicSpec, TopologySpec
+from rmqcompat.topics.topology import (
+    Mismatch,
+    VerifyReport,
+    build_topology,
+    with_partitions,
+)
+
+DEFAULT_LEVEL_NAMES = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h".split()
+
+
+def test_full_topology_for_groups_and_topics() -> None:
+    topology = build_topology(groups=["G1", "G2"], topics=["T"], namespace="ns")
+    expected = {
+        "T": "ns.T",
+        "%RETRY%G1": "ns.rmq.retry.G1",
+        "%DLQ%G1": "ns.rmq.dlq.G1",
+        "%RETRY%G2": "ns.rmq.retry.G2",
+        "%DLQ%G2": "ns.rmq.dlq.G2",
+        **{f"%SCHEDULE%{d}": f"ns.rmq.delay.{d}" for d in DEFAULT_LEVEL_NAMES},
+        "RMQ_SYS_TRACE_TOPIC": "ns.rmq.trace",
+        "RMQ_SYS_QUARANTINE_TOPIC": "ns.rmq.quarantine",
+    }
+    assert topology.names() == expected
+    assert topology.namespace == "ns"
+
+
+def test_empty_topology_still_has_levels_trace_and_quarantine() -> None:
+    names = build_topology(levels=DelayLevels.parse("100ms 1s")).names()
+    assert names == {
+        "%SCHEDULE%100ms": "rmq.delay.100ms",
+        "%SCHEDULE%1s": "rmq.delay.1s",
+        "RMQ_SYS_TRACE_TOPIC": "rmq.trace",
+        "RMQ_SYS_QUARANTINE_TOPIC": "rmq.quarantine",
+    }
+
+
+def test_duplicates_are_listed_once() -> None:
+    topology = build_topology(groups=["G", "G"], topics=["T", "T"])
+    logicals = [topic.logical for topic in topology.topics]
+    assert (
+        len(logicals) == len(set(logicals)) == 1 + 2 + 18 + 2
+    )  # T, retry + DLQ of G, levels, trace + quarantine
+
+
+def test_each_kind_gets_its_spec() -> None:
+    spec = TopologySpec(
+        business=TopicSpec(partitions=2),
+        retry=TopicSpec(partitions=3),
+        dlq=TopicSpec(partitions=4, configs={"retention.ms": "-1"}),
+        delay=TopicSpec(partitions=5),
+        trace=TopicSpec(partitions=6),
+        quarantine=TopicSpec(partitions=7),
+    )
+    topology = build_topology(groups=["G"], topics=["T"], spec=spec)
+    by_name = {topic.logical: (topic.kind, topic.spec.partitions) for topic in topology.topics}
+    assert by_name["T"] == ("business", 2)
+    assert by_name["%RETRY%G"] == ("retry", 3)
+    assert by_name["%DLQ%G"] == ("dlq", 4)
+    assert by_name["%SCHEDULE%10s"] == ("delay", 5)
+    assert by_name["RMQ_SYS_TRACE_TOPIC"] == ("trace", 6)
+    assert by_name["RMQ_SYS_QUARANTINE_TOPIC"] == ("quarantine", 7)
+    assert topology.specs()["%DLQ%G"].configs == {"retention.ms": "-1"}
+
+
+def test_default_specs_keep_dead_letters_forever() -> None:
+    specs = build_topology(groups=["G"]).specs()
+    assert specs["%DLQ%G"].configs["retention.ms"] == "-1"
+    assert specs["RMQ_SYS_QUARANTINE_TOPIC"].configs["retention.ms"] == "-1"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "rule"),
+    [
+        ({"groups": ["a.b"]}, "RocketMQ"),
+        ({"topics": ["a b"]}, "RocketMQ"),
+        ({"topics": ["t" * 128]}, "127"),
+        ({"namespace": "rmq"}, "reserved"),
+        ({"namespace": "a.b"}, "namespace"),
+        ({"groups": ["g" * 250]}, "249"),
+        ({"topics": ["%RETRY%G"]}, "internal"),
+        ({"topics": ["%DLQ%G"]}, "internal"),
+        ({"topics": ["%SCHEDULE%10s"]}, "internal"),
+        ({"topics": ["RMQ_SYS_TRACE_TOPIC"]}, "internal"),
+    ],
+)
+def test_bad_names_are_refused_before_io(kwargs: dict, rule: str) -> None:
+    with pytest.raises(InvalidNameError, match=rule):
+        build_topology(**kwargs)
+
+
+def test_business_topic_with_rocketmq_only_characters_is_mapped() -> None:
+    assert build_topology(topics=["a%b"]).names()["a%b"] == "rmq.x.a.25b"
+
+
+def test_with_partitions_overrides_only_the_named_kinds() -> None:
+    base = TopologySpec()
+    spec = with_partitions(base, {"business": 8, "delay": 2})
+    assert spec.business.partitions == 8
+    assert spec.delay.partitions == 2
+    assert spec.delay.configs == base.delay.configs
+    assert spec.retry == base.retry
+
+
+@pytest.mark.parametrize(("overrides", "why"), [({"nope": 1}, "unknown"), ({"dlq": 0}, ">= 1")])
+def test_with_partitions_rejects_bad_overrides(overrides: dict[str, int], why: str) -> None:
+    with pytest.raises(ConfigError, match=why):
+        with_partitions(TopologySpec(), overrides)
+
+
+def test_verify_report_lists_every_mismatch() -> None:
+    missing = Mismatch("%DLQ%G", "rmq.dlq.G", "missing", "topic", "nothing")
+    wrong = Mismatch("T", "T", "partitions", "4", "1")
+    report = VerifyReport((missing, wrong))
+    assert not report.ok
+    with pytest.raises(TopologyError) as info:
+        report.raise_for_mismatches()
+    assert "rmq.dlq.G" in str(info.value) and "missing" in str(info.value)
+    assert "partitions expected 4, found 1" in str(info.value)
+
+
+def test_empty_verify_report_is_ok() -> None:
+    report = VerifyReport(())
+    assert report.ok
+    report.raise_for_mismatches()

@@ -1,0 +1,271 @@
+"""The whole topic topology of a deployment: build it (pure), provision it, verify it.
+
+A topology holds every topic rmqcompat needs for some groups and business topics: the
+business topics, ``%RETRY%G`` and ``%DLQ%G`` per group, one topic per delay level, the
+trace topic and the quarantine topic, each with the :class:`TopicSpec` of its kind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+from rmqcompat.errors import ConfigError, InvalidNameError, TopologyError
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.naming import (
+    QUARANTINE_TOPIC,
+    SCHEDULE_PREFIX,
+    TRACE_TOPIC,
+    dlq_topic,
+    is_dlq_topic,
+    is_retry_topic,
+    retry_topic,
+    to_kafka_topic,
+    validate_namespace,
+    validate_topic,
+)
+from rmqcompat.topics.provision import ADMIN_TIMEOUT_S, ensure_topics
+from rmqcompat.topics.spec import TopicSpec, TopologySpec
+
+Kind = Literal["business", "retry", "dlq", "delay", "trace", "quarantine"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+Problem = Literal["missing", "partitions", "replication", "config"]
+
+
+@dataclass(frozen=True)
+class PlannedTopic:
+    """One topic of a topology: its logical and physical name, kind and spec."""
+
+    logical: str
+    physical: str
+    kind: Kind
+    spec: TopicSpec
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Every topic of a deployment (in a namespace); immutable, built by :func:`build_topology`."""
+
+    namespace: str
+    topics: tuple[PlannedTopic, ...]
+
+    def names(self) -> dict[str, str]:
+        """Logical name -> physical Kafka name, in topology order."""
+        return {topic.logical: topic.physical for topic in self.topics}
+
+    def specs(self) -> dict[str, TopicSpec]:
+        """Logical name -> spec, as :func:`ensure_topics` takes it."""
+        return {topic.logical: topic.spec for topic in self.topics}
+
+
+def build_topology(
+    *,
+    groups: Iterable[str] = (),
+    topics: Iterable[str] = (),
+    levels: DelayLevels | None = None,
+    spec: TopologySpec | None = None,
+    namespace: str = "",
+) -> Topology:
+    """Build the topology for ``groups`` and business ``topics`` (pure, no I/O).
+
+    Args:
+        groups: consumer groups; each gets ``%RETRY%<group>`` and ``%DLQ%<group>``.
+        topics: business topics (logical RocketMQ names); duplicates are ignored.
+        levels: the delay table (RocketMQ's default when None); one topic per level.
+        spec: partitions, replication and configs per kind (defaults when None).
+        namespace: isolates the physical names ("" for none).
+
+    Raises:
+        InvalidNameError: a name or the namespace is illegal, a physical name would break
+            Kafka's 249-character rule, or a business topic is one of the internal kinds.
+    """
+    levels = levels if levels is not None else DelayLevels.parse()
+    spec = spec if spec is not None else TopologySpec()
+    validate_namespace(namespace)
+    wanted: dict[str, Kind] = {}
+    for topic in topics:
+        wanted[_business_topic(topic)] = "business"
+    for group in groups:
+        wanted[retry_topic(group)] = "retry"
+        wanted[dlq_topic(group)] = "dlq"
+    wanted.update(dict.fromkeys(levels.topics(), "delay"))
+    wanted[TRACE_TOPIC] = "trace"
+    wanted[QUARANTINE_TOPIC] = "quarantine"
+    planned = (
+        PlannedTopic(logical, to_kafka_topic(logical, namespace), kind, getattr(spec, kind))
+        for logical, kind in wanted.items()
+    )
+    return Topology(namespace, tuple(planned))
+
+
+def _business_topic(topic: str) -> str:
+    validate_topic(topic)
+    internal = (
+        is_retry_topic(topic)
+        or is_dlq_topic(topic)
+        or topic.startswith(SCHEDULE_PREFIX)
+        or topic in (TRACE_TOPIC, QUARANTINE_TOPIC)
+    )
+    if internal:
+        raise InvalidNameError(
+            f"business topic {topic!r} is an internal rmqcompat topic name "
+            "(%RETRY%, %DLQ%, %SCHEDULE% or a system topic); pass groups for retry/DLQ topics"
+        )
+    return topic
+
+
+def with_partitions(spec: TopologySpec, partitions: Mapping[str, int]) -> TopologySpec:
+    """A copy of ``spec`` with the partition counts of some kinds replaced.
+
+    Raises:
+        ConfigError: an unknown kind or a count below 1.
+    """
+    changes: dict[str, TopicSpec] = {}
+    for kind, count in partitions.items():
+        if kind not in KINDS:
+            raise ConfigError(f"unknown topic kind {kind!r}; kinds are {', '.join(KINDS)}")
+        changes[kind] = dataclasses.replace(getattr(spec, kind), partitions=count)
+    return dataclasses.replace(spec, **changes)
+
+
+# --- provisioning ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProvisionResult:
+    """Physical names created by this call and those that existed already."""
+
+    created: tuple[str, ...]
+    existing: tuple[str, ...]
+
+
+def provision_topology(admin_settings: Mapping[str, Any], topology: Topology) -> ProvisionResult:
+    """Create the missing topics of ``topology`` (idempotent; existing topics are kept as is).
+
+    Raises:
+        TopologyError: the broker refused to create a topic.
+    """
+    created = set(ensure_topics(admin_settings, topology.specs(), topology.namespace))
+    physical = [topic.physical for topic in topology.topics]
+    return ProvisionResult(
+        created=tuple(name for name in physical if name in created),
+        existing=tuple(name for name in physical if name not in created),
+    )
+
+
+# --- verification ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One difference between the planned topology and the cluster."""
+
+    logical: str
+    physical: str
+    problem: Problem
+    expected: str
+    actual: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.physical} ({self.logical}): {self.problem} "
+            f"expected {self.expected}, found {self.actual}"
+        )
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """The result of :func:`verify_topology`.
+
+    ``unchecked`` lists ``physical:config`` pairs the broker did not describe (some
+    Kafka-protocol brokers only describe explicitly set configs); they are not mismatches.
+    """
+
+    mismatches: tuple[Mismatch, ...]
+    unchecked: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def raise_for_mismatches(self) -> None:
+        """Raise :class:`TopologyError` listing every mismatch, if there is any."""
+        if self.mismatches:
+            raise TopologyError(str(self))
+
+    def __str__(self) -> str:
+        if self.ok:
+            return "topology ok"
+        lines = [f"{len(self.mismatches)} topology mismatch(es):"]
+        lines += [f"  {mismatch}" for mismatch in self.mismatches]
+        return "\n".join(lines)
+
+
+def verify_topology(admin_settings: Mapping[str, Any], topology: Topology) -> VerifyReport:
+    """Check that every topic exists with its partition count, replication and configs.
+
+    Returns a report; call :meth:`VerifyReport.raise_for_mismatches` to turn it into an error.
+
+    Raises:
+        TopologyError: the cluster's metadata could not be read.
+    """
+    admin = AdminClient(dict(admin_settings))
+    try:
+        metadata = admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics
+    except KafkaException as exc:
+        raise TopologyError(f"could not list topics: {exc.args[0]}") from exc
+    mismatches: list[Mismatch] = []
+    present: list[PlannedTopic] = []
+    for topic in topology.topics:
+        found = _layout_mismatches(topic, metadata.get(topic.physical))
+        mismatches += found
+        if not any(m.problem == "missing" for m in found):
+            present.append(topic)
+    config_mismatches, unchecked = _config_mismatches(admin, present)
+    return VerifyReport(tuple(mismatches + config_mismatches), tuple(unchecked))
+
+
+def _layout_mismatches(topic: PlannedTopic, metadata: Any) -> list[Mismatch]:
+    if metadata is None or metadata.error is not None:
+        return [Mismatch(topic.logical, topic.physical, "missing", "topic", "nothing")]
+    out = []
+    partitions = len(metadata.partitions)
+    if partitions != topic.spec.partitions:
+        out.append(_mismatch(topic, "partitions", topic.spec.partitions, partitions))
+    replicas = {len(partition.replicas) for partition in metadata.partitions.values()}
+    wanted = topic.spec.replication_factor
+    if wanted != -1 and replicas != {wanted}:
+        out.append(_mismatch(topic, "replication", wanted, sorted(replicas)))
+    return out
+
+
+def _mismatch(topic: PlannedTopic, problem: Problem, expected: object, actual: object) -> Mismatch:
+    return Mismatch(topic.logical, topic.physical, problem, str(expected), str(actual))
+
+
+def _config_mismatches(
+    admin: AdminClient, topics: list[PlannedTopic]
+) -> tuple[list[Mismatch], list[str]]:
+    with_configs = [topic for topic in topics if topic.spec.configs]
+    if not with_configs:
+        return [], []
+    resources = [ConfigResource(ResourceType.TOPIC, topic.physical) for topic in with_configs]
+    futures = admin.describe_configs(resources, request_timeout=ADMIN_TIMEOUT_S)
+    mismatches: list[Mismatch] = []
+    unchecked: list[str] = []
+    for topic, resource in zip(with_configs, resources, strict=True):
+        try:
+            described = {name: entry.value for name, entry in futures[resource].result().items()}
+        except KafkaException:
+            described = {}
+        for name, expected in topic.spec.configs.items():
+            if name not in described:
+                unchecked.append(f"{topic.physical}:{name}")
+            elif described[name] != expected:
+                mismatches.append(_mismatch(topic, "config", f"{name}={expected}", described[name]))
+    return mismatches, unchecked
