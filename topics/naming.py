@@ -19,6 +19,10 @@ any other name with ``%|``   ``rmq.x.<esc name>``
 ``<esc s>`` writes ``%`` as ``.25`` and ``|`` as ``.7c``. A namespace ``NS`` (letters,
 digits, ``_`` and ``-``; not ``rmq``) is prepended as ``NS.`` to every physical name,
 business topics included. The mapping is injective and :func:`from_kafka_topic` inverts it.
+
+Apache Kafka also refuses a topic whose name equals an existing one once every ``.`` is
+read as ``_`` (``ns.T`` and ``ns_T``). No scheme over these alphabets can avoid that for
+every pair of names, so provisioning checks it (:func:`collision_key`) on every broker.
 """
 
 from __future__ import annotations
@@ -112,6 +116,11 @@ def is_dlq_topic(logical: str) -> bool:
     return logical.startswith(DLQ_PREFIX) and len(logical) > len(DLQ_PREFIX)
 
 
+def collision_key(physical: str) -> str:
+    """Two Kafka topics with the same key cannot coexist on Apache Kafka."""
+    return physical.replace(".", "_")
+
+
 def _escape(text: str) -> str:
     return "".join(_ESCAPES.get(char, char) for char in text)
 
@@ -146,12 +155,12 @@ def to_kafka_topic(logical: str, namespace: str = "") -> str:
         InvalidNameError: the name (or namespace) breaks RocketMQ's rules, or the Kafka
             name would be longer than Kafka's 249 characters.
     """
-    _check_rocketmq_name("topic", logical, GROUP_MAX_LENGTH + len(RETRY_PREFIX))
+    plain = bool(_PLAIN_NAME.fullmatch(logical)) and logical not in _FIXED
+    # Retry and DLQ names embed a group, which RocketMQ allows to be longer than a topic.
+    limit = TOPIC_MAX_LENGTH if plain else GROUP_MAX_LENGTH + len(RETRY_PREFIX)
+    _check_rocketmq_name("topic", logical, limit)
     validate_namespace(namespace)
-    if _PLAIN_NAME.fullmatch(logical) and logical not in _FIXED:
-        body = logical
-    else:
-        body = f"{RESERVED}.{_internal(logical)}"
+    body = logical if plain else f"{RESERVED}.{_internal(logical)}"
     physical = f"{namespace}.{body}" if namespace else body
     if len(physical) > KAFKA_MAX_LENGTH:
         raise InvalidNameError(

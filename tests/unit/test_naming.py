@@ -14,10 +14,11 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from rmqcompat.errors import InvalidNameError
+from rmqcompat.errors import InvalidNameError, TopologyError
 from rmqcompat.topics.naming import (
     QUARANTINE_TOPIC,
     TRACE_TOPIC,
+    collision_key,
     delay_topic,
     dlq_topic,
     from_kafka_topic,
@@ -29,6 +30,7 @@ from rmqcompat.topics.naming import (
     validate_namespace,
     validate_topic,
 )
+from rmqcompat.topics.provision import check_collisions
 
 KAFKA_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 ROCKETMQ_CHARS = "%|abcXYZ019_-"
@@ -171,16 +173,6 @@ def test_too_long_physical_name_names_the_249_rule() -> None:
 # --- Apache Kafka's '.'/'_' collision rule --------------------------------------------
 
 
-def _kafka_collide(a: str, b: str) -> bool:
-    """Apache Kafka refuses to create b while a exists when they differ only by '.'/'_'."""
-    return a != b and a.replace(".", "_") == b.replace(".", "_")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="core bug (reported): '.' separator collides with '_' under Kafka's CreateTopics "
-    "collision rule (Topic.hasCollision), e.g. ns 'ns' + 'T' vs plain 'ns_T'",
-)
 @pytest.mark.parametrize(
     ("a", "b"),
     [
@@ -188,10 +180,20 @@ def _kafka_collide(a: str, b: str) -> bool:
         (("%RETRY%G", "ns"), ("rmq_retry_G", "ns")),
     ],
 )
-def test_physical_names_do_not_collide_under_kafkas_dot_underscore_rule(
+def test_provisioning_refuses_names_that_collide_under_kafkas_dot_underscore_rule(
     a: tuple[str, str], b: tuple[str, str]
 ) -> None:
-    assert not _kafka_collide(to_kafka_topic(*a), to_kafka_topic(*b))
+    first, second = to_kafka_topic(*a), to_kafka_topic(*b)
+    assert collision_key(first) == collision_key(second)
+    with pytest.raises(TopologyError, match="collides"):
+        check_collisions([second], existing=[first])
+    with pytest.raises(TopologyError, match="collides"):
+        check_collisions([first, second], existing=[])
+
+
+def test_provisioning_accepts_an_existing_topic_and_distinct_names() -> None:
+    names = [to_kafka_topic(n, "ns") for n in ("T", "%RETRY%G", "%DLQ%G")]
+    check_collisions(names, existing=names[:1])
 
 
 # --- from_kafka_topic rejects what to_kafka_topic never produces ------------------------
