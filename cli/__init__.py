@@ -1,0 +1,1 @@
+"""The ``rmqcompat`` command line: click commands that parse options and delegate."""
