@@ -28,6 +28,7 @@ every pair of names, so provisioning checks it (:func:`collision_key`) on every 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from rmqcompat.errors import InvalidNameError
 
@@ -185,8 +186,11 @@ def _parse_internal(rest: str, physical: str) -> str:
     raise InvalidNameError(f"Kafka topic {physical!r} is not an rmqcompat topic name")
 
 
+@lru_cache(maxsize=4096)
 def from_kafka_topic(physical: str) -> tuple[str, str]:
     """Invert :func:`to_kafka_topic`: return ``(namespace, logical)``.
+
+    Cached: consumers call it for every record, and it is pure.
 
     Raises:
         InvalidNameError: ``physical`` is not a name that :func:`to_kafka_topic` produces.

@@ -1,0 +1,126 @@
+"""Listener vocabulary (RocketMQ 4.x names in snake_case) and the adapter that calls it.
+
+A listener is a callable ``(msgs, context) -> ConsumeConcurrentlyStatus`` or an object
+with such a ``consume_message`` method. ``None`` or an exception means RECONSUME_LATER.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rmqcompat.message import MessageExt, MessageQueue
+
+_log = logging.getLogger("rmqcompat.consumer")
+
+#: Java's Integer.MAX_VALUE: RocketMQ's initial ``ackIndex``.
+MAX_INT = 2**31 - 1
+
+
+class ConsumeConcurrentlyStatus(enum.Enum):
+    CONSUME_SUCCESS = "CONSUME_SUCCESS"
+    RECONSUME_LATER = "RECONSUME_LATER"
+
+
+class MessageModel(enum.Enum):
+    CLUSTERING = "CLUSTERING"
+    BROADCASTING = "BROADCASTING"
+
+
+class ConsumeFromWhere(enum.Enum):
+    """Where a group with no stored offset starts on a business topic.
+
+    Retry topics always start from their beginning (they only hold the group's retries).
+    """
+
+    CONSUME_FROM_LAST_OFFSET = "CONSUME_FROM_LAST_OFFSET"
+    CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
+    CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"
+
+
+@dataclass
+class ConsumeConcurrentlyContext:
+    """What a concurrent listener may read and set for the batch it is given.
+
+    Attributes:
+        message_queue: the queue (topic, partition) the batch came from.
+        ack_index: on CONSUME_SUCCESS, messages ``[0..ack_index]`` succeeded and the rest
+            failed (RocketMQ's rule; initially "max int", i.e. all succeeded).
+        delay_level_when_next_consume: 0 = RocketMQ's ladder (level 3 + reconsume times),
+            > 0 = that level, -1 = dead-letter at once.
+        failed_indexes: opt-in per-message failure (not in RocketMQ). Indexes added here
+            fail, whatever the status; when it is non-empty and the status is
+            RECONSUME_LATER, *only* these indexes fail instead of the whole batch.
+            Left empty, RocketMQ's rules apply unchanged.
+    """
+
+    message_queue: MessageQueue
+    ack_index: int = MAX_INT
+    delay_level_when_next_consume: int = 0
+    failed_indexes: set[int] = field(default_factory=set)
+
+    def fail(self, index: int) -> None:
+        """Mark the message at ``index`` of the batch as failed (see ``failed_indexes``)."""
+        self.failed_indexes.add(index)
+
+
+Status = ConsumeConcurrentlyStatus
+ListenerFn = Callable[[list[MessageExt], ConsumeConcurrentlyContext], Any]
+
+
+class MessageListenerConcurrently(Protocol):
+    def consume_message(
+        self, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
+    ) -> ConsumeConcurrentlyStatus | None: ...
+
+
+def as_callable(listener: object) -> ListenerFn:
+    """The function to call for ``listener`` (a callable or an object with consume_message).
+
+    Raises:
+        TypeError: ``listener`` is neither.
+    """
+    method = getattr(listener, "consume_message", None)
+    if callable(method):
+        return method  # type: ignore[no-any-return]
+    if callable(listener):
+        return listener  # type: ignore[return-value]
+    raise TypeError("a listener is a callable (msgs, context) or has consume_message(msgs, ctx)")
+
+
+def invoke(
+    fn: ListenerFn, group: str, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
+) -> ConsumeConcurrentlyStatus:
+    """Call the listener; None, a foreign value or an exception count as RECONSUME_LATER.
+
+    Never raises: the exception is logged with group, topic, partition and message ids.
+    """
+    try:
+        status = fn(msgs, context)
+    except Exception:
+        _log.exception(
+            "listener raised; RECONSUME_LATER (group=%s, topic=%s, partition=%s, msg_ids=%s)",
+            group,
+            context.message_queue.topic,
+            context.message_queue.queue_id,
+            _ids(msgs),
+        )
+        return Status.RECONSUME_LATER
+    if isinstance(status, ConsumeConcurrentlyStatus):
+        return status
+    _log.warning(
+        "listener returned %r; RECONSUME_LATER (group=%s, topic=%s, partition=%s, msg_ids=%s)",
+        status,
+        group,
+        context.message_queue.topic,
+        context.message_queue.queue_id,
+        _ids(msgs),
+    )
+    return Status.RECONSUME_LATER
+
+
+def _ids(msgs: Sequence[MessageExt]) -> str:
+    return ",".join(m.msg_id for m in msgs)

@@ -1,0 +1,127 @@
+"""Per-partition state of a push consumer: process queue, pause flag, committed offset."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, TopicPartition
+
+from rmqcompat.consumer.flow_control import over_threshold
+from rmqcompat.consumer.process_queue import ProcessQueue
+from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.message import MessageQueue
+
+_log = logging.getLogger("rmqcompat.consumer")
+
+Key = tuple[str, int]
+#: Persists ``{(kafka topic, partition): next offset}``; ``asynchronous`` may be ignored.
+OffsetWriter = Callable[[dict[Key, int], bool], None]
+
+
+@dataclass
+class PartitionState:
+    queue: MessageQueue
+    pq: ProcessQueue = field(default_factory=ProcessQueue)
+    paused: bool = False
+    committed: int = -1
+    max_count: int = 0  # high-water mark of in-flight messages, for stats and tests
+    pauses: int = 0
+
+
+class Partitions:
+    """The assigned partitions; owned by the poll thread (rebalance callbacks run there too).
+
+    ``commit`` writes every offset that moved forward (a synchronous commit writes them
+    all again, covering a lost asynchronous one); a failing writer is logged and retried
+    at the next commit (offsets only lag, no message is skipped).
+    """
+
+    def __init__(self, settings: ConsumerSettings, writer: OffsetWriter) -> None:
+        self._settings = settings
+        self._writer = writer
+        self._states: dict[Key, PartitionState] = {}
+
+    def get(self, key: Key) -> PartitionState | None:
+        return self._states.get(key)
+
+    def keys(self) -> list[Key]:
+        return list(self._states)
+
+    def add(self, key: Key, queue: MessageQueue, start: int) -> None:
+        state = PartitionState(queue)
+        if start >= 0:
+            state.pq.start_at(start)
+            state.committed = start
+        self._states[key] = state
+
+    def drop(self, keys: Iterable[Key], commit: bool) -> None:
+        """Forget ``keys`` (revoked or lost); commit their offsets first when ``commit``."""
+        keys = [k for k in keys if k in self._states]
+        if commit:
+            self._write(keys, asynchronous=False)
+        for key in keys:
+            self._states.pop(key).pq.dropped = True
+
+    def check_pause(self, key: Key, consumer: Consumer) -> None:
+        state = self._states[key]
+        state.max_count = max(state.max_count, state.pq.count)
+        reason = None if state.paused else over_threshold(state.pq, self._settings)
+        if reason:
+            _log.debug("flow control: pausing %s[%d]: %s", key[0], key[1], reason)
+            consumer.pause([TopicPartition(*key)])
+            state.paused = True
+            state.pauses += 1
+
+    def resume_ready(self, consumer: Consumer) -> None:
+        ready = [
+            k
+            for k, s in self._states.items()
+            if s.paused and not over_threshold(s.pq, self._settings)
+        ]
+        if ready:
+            consumer.resume([TopicPartition(*key) for key in ready])
+            for key in ready:
+                self._states[key].paused = False
+
+    def pause_all(self, consumer: Consumer) -> None:
+        if self._states:
+            consumer.pause([TopicPartition(*key) for key in self._states])
+        for state in self._states.values():
+            state.paused = True
+
+    def commit(self, asynchronous: bool) -> None:
+        self._write(list(self._states), asynchronous)
+
+    def _write(self, keys: list[Key], asynchronous: bool) -> None:
+        moved: dict[Key, int] = {}
+        for key in keys:
+            state = self._states[key]
+            offset = state.pq.commit_offset()
+            if offset is not None and (offset > state.committed or not asynchronous):
+                moved[key] = offset
+        if not moved:
+            return
+        try:
+            self._writer(moved, asynchronous)
+        except Exception:
+            _log.exception("could not persist offsets %s; retrying at the next commit", moved)
+            return
+        for key, offset in moved.items():
+            self._states[key].committed = offset
+
+    def stats(self) -> dict[Key, dict[str, int | bool]]:
+        """In-flight count, bytes, span, pause state and committed offset per partition."""
+        return {
+            key: {
+                "count": s.pq.count,
+                "size_bytes": s.pq.size_bytes,
+                "span": s.pq.span,
+                "paused": s.paused,
+                "pauses": s.pauses,
+                "max_count": s.max_count,
+                "committed": s.committed,
+            }
+            for key, s in self._states.items()
+        }

@@ -1,0 +1,76 @@
+"""In-flight bookkeeping of one partition (RocketMQ's ``ProcessQueue``), pure and clock-free.
+
+Offsets enter when fetched and leave when done (acked, sent back, filtered, quarantined).
+The offset to commit is the smallest offset still in flight, or, with none in flight,
+the highest offset seen + 1; it never moves backwards. Message count, byte size and the
+span between the first and last in-flight offsets drive flow control.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ProcessQueue:
+    """In-flight offsets of one partition; not thread-safe (the poll thread owns it).
+
+    ``dropped`` is set when the partition is revoked: later results for it are ignored.
+    """
+
+    _sizes: dict[int, int] = field(default_factory=dict)
+    _heap: list[int] = field(default_factory=list)
+    _highest_seen: int = -1
+    _floor: int = -1
+    size_bytes: int = 0
+    dropped: bool = False
+
+    def add(self, offset: int, size: int) -> None:
+        """Track ``offset`` as in flight (a re-added offset is counted once)."""
+        self.seen(offset)
+        if offset in self._sizes:
+            return
+        self._sizes[offset] = size
+        self.size_bytes += size
+        heapq.heappush(self._heap, offset)
+
+    def seen(self, offset: int) -> None:
+        """Record that ``offset`` was fetched without tracking it (e.g. filtered by tag)."""
+        self._highest_seen = max(self._highest_seen, offset)
+
+    def remove(self, offset: int) -> None:
+        """``offset`` is done; unknown offsets are ignored (e.g. released twice)."""
+        size = self._sizes.pop(offset, None)
+        if size is not None:
+            self.size_bytes -= size
+
+    def __contains__(self, offset: int) -> bool:
+        return offset in self._sizes
+
+    @property
+    def count(self) -> int:
+        return len(self._sizes)
+
+    def first(self) -> int | None:
+        """Smallest in-flight offset, or None."""
+        while self._heap and self._heap[0] not in self._sizes:
+            heapq.heappop(self._heap)  # lazily drop offsets already removed
+        return self._heap[0] if self._heap else None
+
+    @property
+    def span(self) -> int:
+        """Last minus first in-flight offset (RocketMQ's ``getMaxSpan``); 0 when empty."""
+        first = self.first()
+        return 0 if first is None else max(self._sizes) - first
+
+    def commit_offset(self) -> int | None:
+        """The next offset to consume after a restart, or None if nothing was seen yet."""
+        first = self.first()
+        candidate = first if first is not None else self._highest_seen + 1
+        self._floor = max(self._floor, candidate)
+        return self._floor if self._floor >= 0 and self._highest_seen >= 0 else None
+
+    def start_at(self, offset: int) -> None:
+        """The partition starts at ``offset`` (its stored position): offsets never go below."""
+        self._floor = max(self._floor, offset)

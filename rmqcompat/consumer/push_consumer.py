@@ -1,0 +1,164 @@
+"""``DefaultMQPushConsumer``: RocketMQ's concurrent push consumer on Kafka."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from confluent_kafka import Consumer
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.consumer.dispatch import WorkerPool
+from rmqcompat.consumer.engine import Engine
+from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel, as_callable
+from rmqcompat.consumer.membership import Membership
+from rmqcompat.consumer.offset_store import LocalFileOffsetStore
+from rmqcompat.consumer.partitions import Partitions
+from rmqcompat.consumer.sendback import RecordSink
+from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.consumer.subscriptions import Subscriptions
+from rmqcompat.consumer.wiring import (
+    commit_writer,
+    consumer_config,
+    file_writer,
+    internal_topics,
+    producer_config,
+)
+from rmqcompat.errors import ClientStateError
+from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
+from rmqcompat.topics.provision import ensure_topics
+from rmqcompat.topics.spec import TopologySpec
+
+_log = logging.getLogger("rmqcompat.consumer")
+
+
+class DefaultMQPushConsumer:
+    """A concurrent push consumer of group ``group`` (RocketMQ 4.x settings, snake_case).
+
+    Messages are handed to the listener in batches of ``consume_message_batch_max_size`` on
+    ``consume_thread_max`` worker threads. Failed messages are sent back (delay ladder,
+    then ``%DLQ%<group>``) in CLUSTERING, or logged and dropped in BROADCASTING. Delivery is
+    at least once: a crash, a rebalance, a consume timeout or a failed send-back can hand a
+    message to the listener again, never lose it. See :class:`ConsumerSettings` for every
+    setting; ``consume_timeout`` is in minutes (or a ``timedelta``).
+
+    The constructor, ``subscribe`` and ``register_message_listener`` do no I/O and raise
+    ``ConfigError`` / ``InvalidNameError`` for bad input. ``start`` creates the missing
+    internal topics (retry, DLQ, delay levels, quarantine; business topics are the user's)
+    and may raise ``TopologyError``. ``shutdown`` blocks until running listeners finished
+    (at most ``await_termination_s``) and offsets are committed.
+    """
+
+    def __init__(
+        self,
+        group: str,
+        bootstrap_servers: str,
+        namespace: str = "",
+        message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL,
+        kafka_config: dict[str, Any] | None = None,
+        message_model: MessageModel = MessageModel.CLUSTERING,
+        consume_from_where: ConsumeFromWhere = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+        topology: TopologySpec | None = None,
+        **settings: Any,
+    ) -> None:
+        client = ClientConfig(bootstrap_servers, namespace, message_delay_level, kafka_config or {})
+        self.settings = ConsumerSettings(
+            group, client, message_model, consume_from_where, **settings
+        )
+        self._topology = topology or TopologySpec()
+        self._subs = Subscriptions(group, namespace)
+        self._listener: Any = None
+        self._engine: Engine | None = None
+        self._thread: threading.Thread | None = None
+        self._consumer: Consumer | None = None
+        self._pool: WorkerPool | None = None
+        self._state = "created"
+
+    def subscribe(self, topic: str, expression: str = "*") -> None:
+        """Consume ``topic`` (a logical name, ``%DLQ%G`` too), filtered by tags ``expression``."""
+        self._require("created", "subscribe")
+        self._subs.add(topic, expression)
+
+    def register_message_listener(self, listener: Any) -> None:
+        """A callable ``(msgs, context) -> status`` or an object with ``consume_message``."""
+        self._require("created", "register_message_listener")
+        self._listener = as_callable(listener)
+
+    def start(self) -> None:
+        """Create internal topics, join the group (or assign all partitions), consume."""
+        self._require("created", "start")
+        if self._listener is None or not self._subs.filters:
+            raise ClientStateError("subscribe() and register_message_listener() before start()")
+        s = self.settings
+        if not s.broadcasting:
+            self._subs.add_own_retry()
+        ensure_topics(s.client.librdkafka(), internal_topics(s, self._topology), s.client.namespace)
+        self._pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
+        consumer, partitions = self._connect()
+        sink = RecordSink(producer_config(s))
+        self._engine = Engine(s, self._subs, consumer, sink, self._pool, partitions)
+        self._thread = threading.Thread(
+            target=self._run, name=f"rmqcompat-poll-{s.group}", daemon=True
+        )
+        self._state = "started"
+        self._thread.start()
+
+    def _connect(self) -> tuple[Consumer, Partitions]:
+        s = self.settings
+        incremental = "cooperative" in str(
+            s.client.kafka_config.get("partition.assignment.strategy", "")
+        )
+        if s.broadcasting:
+            store = LocalFileOffsetStore(s.offset_file())
+            partitions = Partitions(s, file_writer(store))
+            consumer = Consumer(consumer_config(s))
+            Membership(s, self._subs, partitions, False).assign_all(consumer, store.load())
+        else:
+            consumer = Consumer(consumer_config(s))
+            partitions = Partitions(s, commit_writer(consumer))
+            m = Membership(s, self._subs, partitions, incremental)
+            consumer.subscribe(
+                self._subs.physical_topics(),
+                on_assign=m.on_assign,
+                on_revoke=m.on_revoke,
+                on_lost=m.on_lost,
+            )
+        self._consumer = consumer
+        return consumer, partitions
+
+    def _run(self) -> None:
+        assert self._engine is not None
+        try:
+            self._engine.run()
+        except Exception:
+            _log.exception("poll thread of group %s stopped", self.settings.group)
+
+    def shutdown(self) -> None:
+        """Stop fetching, let running listeners finish, commit, leave the group."""
+        if self._state != "started":
+            return
+        self._state = "stopped"
+        assert self._engine is not None and self._thread is not None
+        self._engine.stop()
+        self._thread.join()
+        if self._consumer is not None:
+            self._consumer.close()
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def stats(self) -> dict[tuple[str, int], dict[str, int | bool]]:
+        """Per partition: in-flight count, bytes, span, paused, pauses, committed offset."""
+        return self._engine.partitions.stats() if self._engine else {}
+
+    def _require(self, state: str, action: str) -> None:
+        if self._state != state:
+            raise ClientStateError(f"{action}() is not allowed once the consumer is {self._state}")
+
+    def __enter__(self) -> DefaultMQPushConsumer:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.shutdown()

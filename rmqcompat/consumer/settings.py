@@ -1,0 +1,126 @@
+"""Push-consumer settings with RocketMQ's defaults, validated before any I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel
+from rmqcompat.errors import ConfigError
+from rmqcompat.routing import RetryPolicy
+from rmqcompat.topics.naming import validate_group
+
+MIB = 1024 * 1024
+DEFAULT_OFFSET_STORE_DIR = Path.home() / ".rmqcompat_offsets"
+
+
+def minutes(value: float | timedelta) -> float:
+    """``consume_timeout`` in seconds: a number is minutes (as RocketMQ), or a timedelta."""
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    return float(value) * 60.0
+
+
+@dataclass(frozen=True)
+class ConsumerSettings:
+    """Everything a push consumer needs, immutable. Field names follow RocketMQ 4.x.
+
+    ``consume_timeout`` is in minutes like RocketMQ (a float or a ``timedelta`` also works);
+    ``pull_threshold_size_for_queue`` is in MiB; intervals are in seconds.
+    ``send_back_timeout_s`` bounds one send-back produce (its delivery timeout);
+    ``pull_batch_size`` caps the records taken from Kafka per poll; ``await_termination_s``
+    is how long ``shutdown`` lets running listeners finish before it commits and closes.
+    ``send_back_failure_delay_s`` is how long a message whose send-back failed waits
+    before it is consumed again locally (RocketMQ: 5 s).
+
+    Raises:
+        ConfigError / InvalidNameError: a setting is invalid.
+    """
+
+    group: str
+    client: ClientConfig
+    message_model: MessageModel = MessageModel.CLUSTERING
+    consume_from_where: ConsumeFromWhere = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
+    consume_timestamp_ms: int | None = None
+    consume_message_batch_max_size: int = 1
+    consume_thread_min: int = 20
+    consume_thread_max: int = 20
+    max_reconsume_times: int = 16
+    consume_timeout: float | timedelta = 15
+    pull_threshold_for_queue: int = 1000
+    pull_threshold_size_for_queue: float = 100
+    consume_concurrently_max_span: int = 2000
+    persist_consumer_offset_interval: float = 5.0
+    dead_letter: bool = True
+    offset_store_dir: Path | str | None = None
+    send_back_timeout_s: float = 30.0
+    send_back_failure_delay_s: float = 5.0
+    pull_batch_size: int = 500
+    await_termination_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        validate_group(self.group)
+        _check(
+            1 <= self.consume_message_batch_max_size <= 1024,
+            "consume_message_batch_max_size",
+            "1..1024",
+        )
+        _check(1 <= self.consume_thread_min <= 1000, "consume_thread_min", "1..1000")
+        _check(
+            self.consume_thread_min <= self.consume_thread_max <= 1000,
+            "consume_thread_max",
+            "consume_thread_min..1000",
+        )
+        _check(0 <= self.max_reconsume_times <= 1000, "max_reconsume_times", "0..1000")
+        _check(self.consume_timeout_s > 0, "consume_timeout", "> 0")
+        _check(1 <= self.pull_threshold_for_queue <= 65535, "pull_threshold_for_queue", "1..65535")
+        _check(
+            0 < self.pull_threshold_size_for_queue <= 1024,
+            "pull_threshold_size_for_queue",
+            "(0, 1024] MiB",
+        )
+        _check(
+            1 <= self.consume_concurrently_max_span <= 65535,
+            "consume_concurrently_max_span",
+            "1..65535",
+        )
+        _check(self.persist_consumer_offset_interval > 0, "persist_consumer_offset_interval", "> 0")
+        _check(self.send_back_timeout_s > 0, "send_back_timeout_s", "> 0")
+        _check(self.send_back_failure_delay_s >= 0, "send_back_failure_delay_s", ">= 0")
+        _check(self.await_termination_s >= 0, "await_termination_s", ">= 0")
+        _check(1 <= self.pull_batch_size <= 100_000, "pull_batch_size", "1..100000")
+        if self.consume_from_where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
+            _check(
+                self.consume_timestamp_ms is not None,
+                "consume_timestamp_ms",
+                "set for CONSUME_FROM_TIMESTAMP",
+            )
+
+    @property
+    def consume_timeout_s(self) -> float:
+        return minutes(self.consume_timeout)
+
+    @property
+    def threshold_size_bytes(self) -> int:
+        return int(self.pull_threshold_size_for_queue * MIB)
+
+    @property
+    def broadcasting(self) -> bool:
+        return self.message_model is MessageModel.BROADCASTING
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            self.group, self.client.levels, self.max_reconsume_times, self.dead_letter
+        )
+
+    def offset_file(self) -> Path:
+        """Where a broadcasting consumer keeps its offsets (one file per namespace + group)."""
+        base = Path(self.offset_store_dir or DEFAULT_OFFSET_STORE_DIR)
+        return base / (self.client.namespace or "_") / self.group / "offsets.json"
+
+
+def _check(ok: bool, name: str, rule: str) -> None:
+    if not ok:
+        raise ConfigError(f"{name} must be {rule}")

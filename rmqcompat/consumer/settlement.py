@@ -1,0 +1,172 @@
+"""What happens to a batch after the listener: ackIndex, release, send-back, timeouts.
+
+RocketMQ's ``processConsumeResult`` and ``cleanExpireMsg`` on the poll thread. A message
+leaves its process queue only when it succeeded, or when the producer confirmed its
+send-back (or dead-letter). A failed send-back keeps it in flight and hands it to the
+listener again after ``send_back_failure_delay_s`` with ``reconsume_times + 1``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rmqcompat.consumer.ack import split_batch
+from rmqcompat.consumer.dispatch import BatchResult, ConsumeBatch, WorkerPool
+from rmqcompat.consumer.partitions import Partitions
+from rmqcompat.consumer.sendback import SendBack
+from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.message import MessageExt
+
+_log = logging.getLogger("rmqcompat.consumer")
+
+#: RocketMQ's ``cleanExpireMsg`` sends a timed-out message back on this level.
+TIMEOUT_DELAY_LEVEL = 3
+
+
+@dataclass
+class _Round:
+    """The send-backs of one batch; failures are re-consumed together, as in RocketMQ."""
+
+    remaining: int
+    failed: list[MessageExt] = field(default_factory=list)
+
+
+class Settlement:
+    """Settles batch results; owned by the poll thread. Never raises for broker errors."""
+
+    def __init__(
+        self,
+        settings: ConsumerSettings,
+        sendback: SendBack,
+        partitions: Partitions,
+        pool: WorkerPool,
+        clock: Callable[[], float],
+    ) -> None:
+        self._settings = settings
+        self._sendback = sendback
+        self._partitions = partitions
+        self._pool = pool
+        self._clock = clock
+        self._running: dict[int, ConsumeBatch] = {}
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self.pending_sendbacks = 0
+        self.late_results_ignored = 0
+
+    def track(self, batches: list[ConsumeBatch]) -> None:
+        for batch in batches:
+            self._running[batch.id] = batch
+
+    def running(self) -> int:
+        return len(self._running)
+
+    def quiet(self) -> bool:
+        """Nothing running and no send-back awaiting its delivery report."""
+        return not self._running and self.pending_sendbacks == 0
+
+    def on_result(self, result: BatchResult) -> None:
+        batch = result.batch
+        if self._running.pop(batch.id, None) is None:
+            self.late_results_ignored += 1  # released by the consume timeout already
+            return
+        if result.status is None or batch.pq.dropped:
+            return  # the partition was revoked: its new owner consumes these again
+        context = result.context
+        outcome = split_batch(
+            result.status, context.ack_index, len(batch.messages), context.failed_indexes
+        )
+        for i in outcome.ok:
+            batch.pq.remove(batch.messages[i].queue_offset)
+        failed = [batch.messages[i] for i in outcome.failed]
+        if failed:
+            self._failed(batch, failed, context.delay_level_when_next_consume)
+
+    def _failed(self, batch: ConsumeBatch, failed: list[MessageExt], delay_level: int) -> None:
+        if self._settings.broadcasting:
+            _log.warning(
+                "BROADCASTING consume failed, drop it (group=%s, msg_ids=%s)",
+                self._settings.group,
+                ",".join(m.msg_id for m in failed),
+            )
+            for msg in failed:
+                batch.pq.remove(msg.queue_offset)
+            return
+        self._send_back(batch, failed, delay_level)
+
+    def _send_back(self, batch: ConsumeBatch, msgs: list[MessageExt], delay_level: int) -> None:
+        round_ = _Round(len(msgs))
+        for msg in msgs:
+            self.pending_sendbacks += 1
+            self._sendback.send(msg, delay_level, self._on_sent(batch, msg, round_))
+
+    def _on_sent(
+        self, batch: ConsumeBatch, msg: MessageExt, round_: _Round
+    ) -> Callable[[bool], None]:
+        def done(ok: bool) -> None:
+            self.pending_sendbacks -= 1
+            round_.remaining -= 1
+            if ok:
+                batch.pq.remove(msg.queue_offset)
+            else:
+                round_.failed.append(msg)
+            if round_.remaining == 0 and round_.failed:
+                self._consume_later(batch, round_.failed)
+
+        return done
+
+    def _consume_later(self, batch: ConsumeBatch, msgs: list[MessageExt]) -> None:
+        _log.warning(
+            "send-back failed; consuming again locally in %.1f s (group=%s, msg_ids=%s)",
+            self._settings.send_back_failure_delay_s,
+            self._settings.group,
+            ",".join(m.msg_id for m in msgs),
+        )
+        for msg in msgs:
+            msg.reconsume_times += 1
+
+        def resubmit() -> None:
+            if batch.pq.dropped:
+                return
+            size = self._settings.consume_message_batch_max_size
+            again = [
+                ConsumeBatch(batch.key, batch.queue, batch.pq, msgs[i : i + size])
+                for i in range(0, len(msgs), size)
+            ]
+            self.track(again)
+            self._pool.submit(again)
+
+        self.later(resubmit)
+
+    def later(self, action: Callable[[], None]) -> None:
+        """Run ``action`` on the poll thread after ``send_back_failure_delay_s``."""
+        due = self._clock() + self._settings.send_back_failure_delay_s
+        heapq.heappush(self._timers, (due, next(self._seq), action))
+
+    def run_due(self, now: float) -> None:
+        while self._timers and self._timers[0][0] <= now:
+            heapq.heappop(self._timers)[2]()
+
+    def expire(self, now: float) -> None:
+        """Release batches consuming longer than ``consume_timeout``: send them back."""
+        limit = self._settings.consume_timeout_s
+        for batch in list(self._running.values()):
+            if batch.started_at is None or now - batch.started_at <= limit or batch.pq.dropped:
+                continue
+            del self._running[batch.id]
+            batch.expired = True
+            msgs = [m for m in batch.messages if m.queue_offset in batch.pq]
+            _log.warning(
+                "consume timeout: sending back %s (group=%s, %s[%d])",
+                ",".join(m.msg_id for m in msgs),
+                self._settings.group,
+                batch.queue.topic,
+                batch.queue.queue_id,
+            )
+            if self._settings.broadcasting:
+                self._failed(batch, msgs, TIMEOUT_DELAY_LEVEL)
+            else:
+                self._send_back(batch, msgs, TIMEOUT_DELAY_LEVEL)

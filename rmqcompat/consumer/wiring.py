@@ -1,0 +1,82 @@
+"""librdkafka settings, offset writers and the internal topics of a push consumer."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from rmqcompat.consumer.listener import ConsumeFromWhere
+from rmqcompat.consumer.offset_store import LocalFileOffsetStore
+from rmqcompat.consumer.partitions import Key, OffsetWriter
+from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.topics.naming import QUARANTINE_TOPIC, dlq_topic, retry_topic
+from rmqcompat.topics.spec import TopicSpec, TopologySpec
+
+_log = logging.getLogger("rmqcompat.consumer")
+
+
+def kafka_group_id(settings: ConsumerSettings) -> str:
+    """RocketMQ wraps a group in its namespace as ``NS%GROUP``; Kafka group ids allow it."""
+    ns = settings.client.namespace
+    return f"{ns}%{settings.group}" if ns else settings.group
+
+
+def consumer_config(settings: ConsumerSettings) -> dict[str, Any]:
+    first = settings.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+    group_id = kafka_group_id(settings)
+    if settings.broadcasting:
+        group_id += ".broadcast"  # never joins: broadcasting consumers assign() themselves
+    return settings.client.librdkafka(
+        **{
+            "group.id": group_id,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest" if first else "latest",
+            "on_commit": _on_commit,
+        }
+    )
+
+
+def producer_config(settings: ConsumerSettings) -> dict[str, Any]:
+    return settings.client.librdkafka(
+        **{
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "message.timeout.ms": int(settings.send_back_timeout_s * 1000),
+        }
+    )
+
+
+def _on_commit(err: KafkaError | None, tps: list[TopicPartition]) -> None:
+    if err is not None:
+        _log.warning("offset commit failed (retried at the next commit): %s", err)
+
+
+def commit_writer(consumer: Consumer) -> OffsetWriter:
+    def write(offsets: dict[Key, int], asynchronous: bool) -> None:
+        tps = [TopicPartition(topic, part, off) for (topic, part), off in offsets.items()]
+        consumer.commit(offsets=tps, asynchronous=asynchronous)
+
+    return write
+
+
+def file_writer(store: LocalFileOffsetStore) -> OffsetWriter:
+    def write(offsets: dict[Key, int], _asynchronous: bool) -> None:
+        store.persist(offsets)
+
+    return write
+
+
+def internal_topics(settings: ConsumerSettings, spec: TopologySpec) -> dict[str, TopicSpec]:
+    """Topics the consumer may write to or read (business topics are the user's)."""
+    topics = {QUARANTINE_TOPIC: spec.quarantine}
+    if settings.broadcasting:
+        return topics
+    topics[retry_topic(settings.group)] = spec.retry
+    topics.update({level: spec.delay for level in settings.client.levels.topics()})
+    if settings.dead_letter:
+        topics[dlq_topic(settings.group)] = spec.dlq
+    return topics

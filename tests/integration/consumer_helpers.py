@@ -1,0 +1,137 @@
+"""Helpers of the push-consumer tests: raw produce/read with rmqcompat's codec, a recorder."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from rmqcompat import properties as props
+from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
+from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
+from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.topics.provision import ensure_topics
+from rmqcompat.topics.spec import TopicSpec
+
+SHORT_LEVELS = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
+OK = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+LATER = ConsumeConcurrentlyStatus.RECONSUME_LATER
+WAIT_S = 20.0
+
+
+def create_topic(bootstrap: str, topic: str, namespace: str, partitions: int = 1) -> str:
+    ensure_topics({"bootstrap.servers": bootstrap}, {topic: TopicSpec(partitions)}, namespace)
+    return to_kafka_topic(topic, namespace)
+
+
+def produce(
+    bootstrap: str,
+    topic: str,
+    namespace: str,
+    messages: list[dict[str, Any]],
+    partition: int = 0,
+) -> list[str]:
+    """Produce ``{"body", "id", "tags", "props", "raw_headers"}`` dicts; return the ids."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    ids = []
+    for i, spec in enumerate(messages):
+        msg_id = spec.get("id", f"id-{i}-{time.monotonic_ns()}")
+        properties = {props.UNIQ_KEY: msg_id, **spec.get("props", {})}
+        if spec.get("tags"):
+            properties[props.TAGS] = spec["tags"]
+        headers = spec.get("raw_headers") or props.to_headers(properties)
+        producer.produce(
+            to_kafka_topic(topic, namespace),
+            spec.get("body", b"x"),
+            headers=headers,
+            partition=partition,
+        )
+        ids.append(msg_id)
+    assert producer.flush(10) == 0
+    return ids
+
+
+def read_topic(
+    bootstrap: str, topic: str, namespace: str, count: int, timeout: float = WAIT_S
+) -> list[tuple[dict[str, str], bytes]]:
+    """Read ``count`` records from the start of every partition (or what came by timeout)."""
+    physical = to_kafka_topic(topic, namespace)
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False}
+    )
+    try:
+        parts = consumer.list_topics(physical, timeout=10).topics[physical].partitions
+        consumer.assign([TopicPartition(physical, p, -2) for p in parts])
+        out: list[tuple[dict[str, str], bytes]] = []
+        deadline = time.monotonic() + timeout
+        while len(out) < count and time.monotonic() < deadline:
+            record = consumer.poll(0.1)
+            if record is not None and record.error() is None:
+                out.append((_lenient(record.headers()), record.value() or b""))
+        return out
+    finally:
+        consumer.close()
+
+
+def _lenient(headers: list | None) -> dict[str, str]:
+    """Headers as text; poison bytes are replaced rather than raising (quarantine reads)."""
+    return {name: (value or b"").decode("utf-8", "replace") for name, value in headers or ()}
+
+
+def read_all(bootstrap: str, topic: str, namespace: str, settle: float = 1.0) -> list:
+    """Everything in the topic now (reads until nothing new came for ``settle`` seconds)."""
+    return read_topic(bootstrap, topic, namespace, 10**9, timeout=settle)
+
+
+def committed(bootstrap: str, group_id: str, physical: str, partition: int = 0) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id})
+    try:
+        return consumer.committed([TopicPartition(physical, partition)], timeout=10)[0].offset
+    finally:
+        consumer.close()
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = WAIT_S, what: str = "") -> None:
+    """A deadline for a failing test, not a timing assertion."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        time.sleep(0.05)
+
+
+@dataclass
+class Recorder:
+    """A listener recording every delivery; ``behave(msgs, ctx)`` returns the status."""
+
+    behave: Callable[[list, Any], Any] = lambda msgs, ctx: OK
+    deliveries: list = field(default_factory=list)
+    batches: list = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, msgs: list, ctx: Any) -> Any:
+        with self.lock:
+            self.batches.append([m.msg_id for m in msgs])
+            self.deliveries += [(m.msg_id, m.topic, m.reconsume_times, m) for m in msgs]
+        return self.behave(msgs, ctx)
+
+    def ids(self) -> list[str]:
+        with self.lock:
+            return [d[0] for d in self.deliveries]
+
+
+def make_consumer(
+    bootstrap: str, overrides: dict, namespace: str, group: str, **settings: Any
+) -> DefaultMQPushConsumer:
+    settings.setdefault("message_delay_level", SHORT_LEVELS)
+    settings.setdefault("consume_from_where", ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    settings.setdefault("persist_consumer_offset_interval", 0.2)
+    settings.setdefault("consume_thread_max", 4)
+    settings.setdefault("consume_thread_min", 1)
+    return DefaultMQPushConsumer(
+        group, bootstrap_servers=bootstrap, namespace=namespace, kafka_config=overrides, **settings
+    )

@@ -1,0 +1,67 @@
+import logging
+
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, TopicPartition
+
+from rmqcompat.consumer.listener import (
+    ConsumeConcurrentlyContext,
+    ConsumeConcurrentlyStatus,
+    ConsumeFromWhere,
+    as_callable,
+    invoke,
+)
+from rmqcompat.consumer.positions import start_positions
+from rmqcompat.message import MessageExt, MessageQueue
+
+
+def _msg(msg_id):
+    return MessageExt("T", b"", msg_id, 2, 7, 0, 0)
+
+
+def _ctx():
+    return ConsumeConcurrentlyContext(MessageQueue("T", 2))
+
+
+def test_context_defaults():
+    ctx = _ctx()
+    assert ctx.ack_index == 2**31 - 1
+    assert ctx.delay_level_when_next_consume == 0
+    assert ctx.failed_indexes == set()
+
+
+def test_none_is_reconsume_later():
+    assert (
+        invoke(lambda m, c: None, "g", [_msg("a")], _ctx())
+        is ConsumeConcurrentlyStatus.RECONSUME_LATER
+    )
+
+
+def test_exception_is_reconsume_later_and_logged_with_ids(caplog):
+    def boom(msgs, ctx):
+        raise RuntimeError("bad")
+
+    with caplog.at_level(logging.ERROR, "rmqcompat.consumer"):
+        status = invoke(boom, "g1", [_msg("ID1"), _msg("ID2")], _ctx())
+    assert status is ConsumeConcurrentlyStatus.RECONSUME_LATER
+    text = caplog.text
+    assert "g1" in text and "topic=T" in text and "partition=2" in text and "ID1,ID2" in text
+
+
+def test_object_listener():
+    class L:
+        def consume_message(self, msgs, ctx):
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    fn = as_callable(L())
+    assert invoke(fn, "g", [_msg("a")], _ctx()) is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+
+def test_start_positions_retry_topic_starts_at_beginning_for_new_group():
+    tps = [TopicPartition("biz", 0), TopicPartition("retry", 0), TopicPartition("biz", 1)]
+    out = start_positions(
+        tps, {("biz", 1): 42}, ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, {"retry"}, lambda x: x
+    )
+    assert [(tp.topic, tp.partition, tp.offset) for tp in out] == [
+        ("biz", 0, OFFSET_END),
+        ("retry", 0, OFFSET_BEGINNING),
+        ("biz", 1, 42),
+    ]

@@ -1,0 +1,58 @@
+from rmqcompat.consumer.process_queue import ProcessQueue
+
+
+def test_commit_offset_is_smallest_in_flight():
+    pq = ProcessQueue()
+    for offset in (10, 11, 12):
+        pq.add(offset, 5)
+    pq.remove(11)
+    pq.remove(12)
+    assert pq.commit_offset() == 10  # a slow 10 holds the commit while later ones finish
+
+
+def test_commit_offset_is_highest_seen_plus_one_when_empty():
+    pq = ProcessQueue()
+    pq.add(10, 1)
+    pq.add(11, 1)
+    pq.remove(11)
+    pq.remove(10)
+    assert pq.commit_offset() == 12
+
+
+def test_filtered_offsets_count_as_consumed():
+    pq = ProcessQueue()
+    pq.add(3, 1)
+    pq.seen(4)
+    pq.remove(3)
+    assert pq.commit_offset() == 5
+
+
+def test_commit_offset_never_moves_backwards():
+    pq = ProcessQueue()
+    pq.add(20, 1)
+    pq.remove(20)
+    assert pq.commit_offset() == 21
+    pq.add(5, 1)  # e.g. a stale record fetched again
+    assert pq.commit_offset() == 21
+
+
+def test_start_offset_is_a_floor():
+    pq = ProcessQueue()
+    pq.start_at(100)
+    assert pq.commit_offset() is None  # nothing seen: nothing to commit
+    pq.seen(50)
+    assert pq.commit_offset() == 100
+
+
+def test_count_size_and_span():
+    pq = ProcessQueue()
+    pq.add(1, 10)
+    pq.add(1, 10)  # counted once
+    pq.add(7, 30)
+    assert (pq.count, pq.size_bytes, pq.span) == (2, 40, 6)
+    pq.remove(1)
+    pq.remove(1)  # released twice: no effect
+    assert (pq.count, pq.size_bytes, pq.span) == (1, 30, 0)
+    assert 7 in pq and 1 not in pq
+    pq.remove(7)
+    assert (pq.count, pq.size_bytes, pq.span, pq.first()) == (0, 0, 0, None)

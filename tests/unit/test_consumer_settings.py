@@ -1,0 +1,85 @@
+from datetime import timedelta
+
+import pytest
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.consumer.flow_control import over_threshold
+from rmqcompat.consumer.process_queue import ProcessQueue
+from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
+from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.errors import ClientStateError, ConfigError, InvalidNameError
+
+CLIENT = ClientConfig("127.0.0.1:1")
+
+
+def test_rocketmq_defaults():
+    s = ConsumerSettings("g", CLIENT)
+    assert s.consume_message_batch_max_size == 1
+    assert (s.consume_thread_min, s.consume_thread_max) == (20, 20)
+    assert s.max_reconsume_times == 16
+    assert s.consume_timeout_s == 15 * 60
+    assert s.pull_threshold_for_queue == 1000
+    assert s.threshold_size_bytes == 100 * 1024 * 1024
+    assert s.consume_concurrently_max_span == 2000
+    assert s.persist_consumer_offset_interval == 5
+
+
+def test_consume_timeout_accepts_timedelta():
+    assert (
+        ConsumerSettings("g", CLIENT, consume_timeout=timedelta(seconds=2)).consume_timeout_s == 2
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"consume_message_batch_max_size": 0},
+        {"consume_thread_min": 5, "consume_thread_max": 4},
+        {"max_reconsume_times": -1},
+        {"consume_timeout": 0},
+        {"pull_threshold_for_queue": 0},
+        {"pull_threshold_size_for_queue": 0},
+        {"consume_concurrently_max_span": 0},
+        {"persist_consumer_offset_interval": 0},
+    ],
+)
+def test_invalid_settings_raise_config_error(bad):
+    with pytest.raises(ConfigError):
+        ConsumerSettings("g", CLIENT, **bad)
+
+
+def test_constructor_validates_before_io():
+    with pytest.raises(InvalidNameError):
+        DefaultMQPushConsumer("bad group!", bootstrap_servers="127.0.0.1:1")
+    consumer = DefaultMQPushConsumer("g", bootstrap_servers="127.0.0.1:1")
+    with pytest.raises(InvalidNameError):
+        consumer.subscribe("bad topic")
+    with pytest.raises(ConfigError):
+        consumer.subscribe("T", "A ||")
+    with pytest.raises(ClientStateError):
+        consumer.start()  # no listener, no subscription: refused before any I/O
+    with pytest.raises(TypeError):
+        consumer.register_message_listener(42)
+
+
+def test_flow_control_thresholds():
+    s = ConsumerSettings(
+        "g",
+        CLIENT,
+        pull_threshold_for_queue=2,
+        pull_threshold_size_for_queue=100 / (1024 * 1024),
+        consume_concurrently_max_span=10,
+    )
+    pq = ProcessQueue()
+    pq.add(0, 1)
+    pq.add(1, 1)
+    assert over_threshold(pq, s) is None  # not more than 2
+    pq.add(2, 1)
+    assert "pull_threshold_for_queue" in over_threshold(pq, s)
+    big = ProcessQueue()
+    big.add(0, 101)
+    assert "size" in over_threshold(big, s)
+    wide = ProcessQueue()
+    wide.add(0, 1)
+    wide.add(11, 1)
+    assert "span" in over_threshold(wide, s)
