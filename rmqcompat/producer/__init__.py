@@ -1,1 +1,18 @@
-"""producer"""
+"""The producer: ``DefaultMQProducer``, its results, and the durable spool."""
+
+from rmqcompat.producer.failures import Backoff, is_retriable
+from rmqcompat.producer.producer import DefaultMQProducer, SendCallback
+from rmqcompat.producer.send_result import SendResult, SendStatus
+from rmqcompat.producer.spool import Spool, SpoolCorruptError, SpoolEntry
+
+__all__ = [
+    "Backoff",
+    "DefaultMQProducer",
+    "SendCallback",
+    "SendResult",
+    "SendStatus",
+    "Spool",
+    "SpoolCorruptError",
+    "SpoolEntry",
+    "is_retriable",
+]

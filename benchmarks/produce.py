@@ -1,0 +1,105 @@
+"""Producer throughput: rmqcompat ``send_async`` vs raw confluent-kafka ``produce``.
+
+Both use the same librdkafka settings (idempotence, acks=all, linger) and 200-byte bodies;
+the raw client also gets a delivery callback, as any application that wants to know the
+outcome needs. Prints msgs/s per run, the medians and the ratio SDK / raw.
+
+    python benchmarks/produce.py [-n 200000] [--runs 5] [--bootstrap-servers HOST:PORT]
+
+Without ``--bootstrap-servers`` it starts its own dev broker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import time
+import uuid
+from collections.abc import Iterator
+
+from confluent_kafka import Producer
+
+from rmqcompat.message import Message
+from rmqcompat.producer import DefaultMQProducer
+from rmqcompat.producer.settings import PRODUCER_DEFAULTS
+from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.topics.provision import ensure_topics
+from rmqcompat.topics.spec import TopicSpec
+
+BODY = b"x" * 200
+
+
+def sdk_run(bootstrap: str, topic: str, count: int) -> float:
+    with DefaultMQProducer("BenchPG", bootstrap) as producer:
+        producer.send(Message(topic, BODY))  # connect and learn the topic outside the clock
+        start = time.perf_counter()
+        futures = [producer.send_async(Message(topic, BODY)) for _ in range(count)]
+        producer.shutdown()
+        elapsed = time.perf_counter() - start
+    failed = sum(1 for f in futures if f.exception() is not None)
+    if failed:
+        raise SystemExit(f"{failed} SDK sends failed")
+    return count / elapsed
+
+
+def raw_run(bootstrap: str, topic: str, count: int) -> float:
+    producer = Producer({**PRODUCER_DEFAULTS, "bootstrap.servers": bootstrap})
+    failures = []
+
+    def on_delivery(err, _msg) -> None:
+        if err is not None:
+            failures.append(err)
+
+    physical = to_kafka_topic(topic)
+    producer.produce(physical, BODY)
+    producer.flush()
+    start = time.perf_counter()
+    for _ in range(count):
+        while True:
+            try:
+                producer.produce(physical, BODY, on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.001)
+        producer.poll(0)
+    producer.flush()
+    elapsed = time.perf_counter() - start
+    if failures:
+        raise SystemExit(f"{len(failures)} raw sends failed: {failures[0]}")
+    return count / elapsed
+
+
+@contextlib.contextmanager
+def broker(bootstrap: str | None) -> Iterator[str]:
+    if bootstrap:
+        yield bootstrap
+        return
+    from rmqcompat.dev_broker import DevBroker
+
+    with DevBroker() as dev:
+        yield dev.bootstrap_servers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--messages", type=int, default=200_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--bootstrap-servers", default=None)
+    args = parser.parse_args()
+    with broker(args.bootstrap_servers) as bootstrap:
+        topic = f"bench-{uuid.uuid4().hex[:8]}"
+        ensure_topics({"bootstrap.servers": bootstrap}, {topic: TopicSpec(4)})
+        sdk, raw = [], []
+        for run in range(1, args.runs + 1):
+            raw.append(raw_run(bootstrap, topic, args.messages))
+            sdk.append(sdk_run(bootstrap, topic, args.messages))
+            print(f"run {run}: sdk send_async {sdk[-1]:,.0f} msgs/s, raw produce {raw[-1]:,.0f}")
+    sdk_median, raw_median = statistics.median(sdk), statistics.median(raw)
+    print(f"median sdk send_async: {sdk_median:,.0f} msgs/s ({args.messages} x 200 B)")
+    print(f"median raw produce:    {raw_median:,.0f} msgs/s")
+    print(f"ratio sdk/raw:         {sdk_median / raw_median:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""The I/O engine behind the producer: one confluent-kafka Producer, its poll thread,
+application-level retries with backoff, spooling of final retriable failures.
+
+librdkafka already retries busy/throttled/leader-change errors internally (idempotently,
+so without duplicates) until ``message.timeout.ms``; the retries here cover what it gives
+up on: a full local queue, timeouts and other retriable delivery errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+import tenacity
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from rmqcompat.errors import ClientStateError
+from rmqcompat.message import MessageQueue
+from rmqcompat.producer.failures import (
+    Backoff,
+    as_kafka_error,
+    is_retriable,
+    needs_new_client,
+    send_error,
+)
+from rmqcompat.producer.pending import PendingSend
+from rmqcompat.producer.scheduler import Scheduler
+from rmqcompat.producer.send_result import SendResult, SendStatus
+from rmqcompat.producer.spool import Spool, SpoolEntry
+from rmqcompat.wire import OutgoingRecord, offset_message_id
+
+log = logging.getLogger(__name__)
+
+_POLL_S = 0.05
+
+
+class Pipeline:
+    """Produces :class:`PendingSend` records until each has exactly one outcome.
+
+    Outcomes are set on the pending send's future from the poll thread (success) or the
+    scheduler thread (failures, spooling); user callbacks chained to the future run there.
+    """
+
+    def __init__(
+        self,
+        settings: Mapping[str, Any],
+        *,
+        queue_wait_s: float,
+        backoff: Backoff,
+        spool: Spool | None,
+        clock_ms: Callable[[], int],
+    ) -> None:
+        self._settings = dict(settings)
+        self._queue_wait_s = queue_wait_s
+        self._backoff = backoff
+        self._spool = spool
+        self._clock_ms = clock_ms
+        self._producer: Producer | None = None
+        # Replaced clients, polled until their last delivery report arrived.
+        self._retired: list[Producer] = []
+        self._scheduler = Scheduler("rmqcompat-producer-retry")
+        self._closed = threading.Event()
+        self._poller = threading.Thread(target=self._poll, name="rmqcompat-producer-poll")
+        self._poller.daemon = True
+        self._cond = threading.Condition()
+        self._in_flight = 0
+
+    @property
+    def producer(self) -> Producer:
+        if self._producer is None:
+            raise ClientStateError("the producer is not started")
+        return self._producer
+
+    def start(self) -> None:
+        """Create the librdkafka producer (no network I/O yet) and the two threads.
+
+        Raises:
+            KafkaException: librdkafka refused the settings.
+        """
+        self._producer = Producer(self._settings)
+        self._poller.start()
+        self._scheduler.start()
+
+    def submit(self, pending: PendingSend, error: KafkaError | None = None) -> None:
+        """Start ``pending`` (or fail it with ``error`` found before producing).
+
+        May block up to the send's remaining time while librdkafka's queue is full.
+        """
+        with self._cond:
+            self._in_flight += 1
+        if error is None:
+            self._attempt(pending)
+        else:
+            pending.attempts = 0
+            self._failed(pending, error)
+
+    def drain(self) -> None:
+        """Block until every submitted send has its outcome (each attempt is time-bounded)."""
+        with self._cond:
+            while self._in_flight:
+                self._cond.wait()
+
+    def close(self) -> None:
+        """Drain, then stop the threads and flush librdkafka."""
+        self.drain()
+        self._scheduler.stop()
+        self._closed.set()
+        if self._poller.is_alive():
+            self._poller.join()
+        for producer in [*self._retired, self._producer]:
+            if producer is not None:
+                producer.flush()
+
+    def _poll(self) -> None:
+        while not self._closed.is_set():
+            self.producer.poll(_POLL_S)
+            for old in list(self._retired):
+                if old.poll(0) == 0 and len(old) == 0:
+                    self._retired.remove(old)
+
+    def _replace(self, broken: Producer) -> None:
+        """Swap in a new librdkafka client unless ``broken`` was already replaced."""
+        if self._producer is not broken:
+            return
+        log.warning("the Kafka producer client became unusable; replacing it")
+        self._retired.append(broken)
+        self._producer = Producer(self._settings)
+
+    def _attempt(self, pending: PendingSend) -> None:
+        pending.attempts += 1
+        producer = self.producer
+        on_delivery = partial(self._on_delivery, pending, producer)
+        try:
+            self._produce(producer, pending.prepared.record, on_delivery, pending.remaining_s())
+        except (BufferError, KafkaException) as exc:
+            self._failed(pending, as_kafka_error(exc), producer)
+
+    def _produce(
+        self, producer: Producer, rec: OutgoingRecord, on_delivery: Any, remaining_s: float | None
+    ) -> None:
+        kwargs = {
+            "value": rec.value,
+            "key": rec.key,
+            "partition": -1 if rec.partition is None else rec.partition,
+            "on_delivery": on_delivery,
+            "headers": rec.headers,
+        }
+        try:
+            producer.produce(rec.topic, **kwargs)
+        except BufferError:
+            # Backpressure: wait for librdkafka to drain its queue, within this send's time.
+            wait_s = self._queue_wait_s if remaining_s is None else max(0.0, remaining_s)
+            tenacity.Retrying(
+                retry=tenacity.retry_if_exception_type(BufferError),
+                stop=tenacity.stop_after_delay(wait_s),
+                wait=tenacity.wait_exponential(multiplier=0.001, max=0.05),
+                reraise=True,
+            )(producer.produce, rec.topic, **kwargs)
+
+    def _on_delivery(
+        self, pending: PendingSend, producer: Producer, err: KafkaError | None, msg: Any
+    ) -> None:
+        if err is not None:
+            self._failed(pending, err, producer)
+            return
+        topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+        result = SendResult(
+            SendStatus.SEND_OK,
+            pending.prepared.msg_id,
+            offset_message_id(topic, partition, offset),
+            MessageQueue(pending.logical_topic, partition),
+            offset,
+            attempts=pending.attempts,
+        )
+        if pending.spool_entry is not None and self._spool is not None:
+            # Deleted only now that the broker acknowledged the re-send.
+            self._spool.remove(pending.spool_entry)
+        self._resolve(pending, result)
+
+    def _failed(
+        self, pending: PendingSend, err: KafkaError, producer: Producer | None = None
+    ) -> None:
+        if producer is not None and needs_new_client(err):
+            # Runs before the retry below: jobs due at the same time run in order.
+            self._scheduler.call_later(0, partial(self._replace, producer))
+        delay = self._backoff.delay_s(max(1, pending.attempts))
+        remaining = pending.remaining_s()
+        if (
+            is_retriable(err)
+            and 0 < pending.attempts < pending.max_attempts
+            and (remaining is None or remaining > delay)
+        ):
+            self._scheduler.call_later(delay, partial(self._attempt, pending))
+        else:
+            # Spool writes fsync: never on the poll thread.
+            self._scheduler.call_later(0, partial(self._give_up, pending, err))
+
+    def _give_up(self, pending: PendingSend, err: KafkaError) -> None:
+        if self._spool is not None and pending.spool_entry is None and is_retriable(err):
+            entry = SpoolEntry(
+                pending.prepared.msg_id,
+                pending.prepared.record,
+                self._clock_ms(),
+                err.name(),
+                pending.attempts,
+            )
+            try:
+                path = self._spool.put(entry)
+            except OSError as exc:
+                log.error("could not spool message %s: %s", entry.msg_id, exc)
+            else:
+                spooled = SendResult(
+                    SendStatus.SPOOLED, entry.msg_id, spool_path=str(path), attempts=entry.attempts
+                )
+                self._resolve(pending, spooled)
+                return
+        self._resolve(pending, send_error(err, pending.message, pending.attempts))
+
+    def _resolve(self, pending: PendingSend, outcome: SendResult | BaseException) -> None:
+        try:
+            if isinstance(outcome, BaseException):
+                pending.future.set_exception(outcome)
+            else:
+                pending.future.set_result(outcome)
+        finally:
+            with self._cond:
+                self._in_flight -= 1
+                if not self._in_flight:
+                    self._cond.notify_all()

@@ -1,0 +1,282 @@
+"""``DefaultMQProducer``: RocketMQ's producer API on a confluent-kafka producer."""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from types import TracebackType
+from typing import Any
+
+from confluent_kafka import KafkaException
+
+from rmqcompat.config import ClientConfig, mask_secrets
+from rmqcompat.errors import ClientStateError, ConfigError
+from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE, Message
+from rmqcompat.message_id import new_message_id
+from rmqcompat.producer.failures import Backoff
+from rmqcompat.producer.pending import PendingSend
+from rmqcompat.producer.pipeline import Pipeline
+from rmqcompat.producer.records import ShardingKey, build_record
+from rmqcompat.producer.resend import Resender
+from rmqcompat.producer.send_result import SendResult
+from rmqcompat.producer.settings import ProducerSettings
+from rmqcompat.producer.spool import Spool
+from rmqcompat.producer.topic_guard import TopicGuard
+from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
+from rmqcompat.topics.spec import TopologySpec
+
+log = logging.getLogger(__name__)
+
+SendCallback = Callable[[SendResult | BaseException], None]
+
+
+def _epoch_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class _State(enum.Enum):
+    CREATED = "created"
+    RUNNING = "running"
+    STOPPED = "stopped"
+
+
+class DefaultMQProducer:
+    """Sends RocketMQ messages to Kafka with RocketMQ's retry settings, never losing one silently.
+
+    Every send ends in exactly one outcome: a ``SendResult`` (``SEND_OK``, or ``SPOOLED`` when
+    ``spool_dir`` is set and retriable failures outlasted the retries) or a ``SendError``
+    carrying the original message (``RetriableSendError``: busy, throttled, queue full,
+    timed out, unreachable; ``FatalSendError``: refused for good, at once, no retries).
+
+    Retries: librdkafka retries busy/throttling/leader-change errors itself, idempotently,
+    for up to ``send_msg_timeout`` per attempt (``message.timeout.ms``). On top of that a
+    sync send makes up to ``1 + retry_times_when_send_failed`` attempts while its overall
+    ``send_msg_timeout`` lasts; an async or oneway send up to
+    ``1 + retry_times_when_send_async_failed`` attempts. A retry after a timeout may
+    duplicate a record the broker did store (at-least-once, like RocketMQ).
+
+    The constructor does no I/O; ``start()`` creates the client, ``shutdown()`` waits for
+    every pending send's outcome. Settings errors raise ``ConfigError`` or
+    ``InvalidNameError``. Callbacks and futures are completed on the producer's threads:
+    keep callbacks short. One producer per ``spool_dir``.
+    """
+
+    def __init__(
+        self,
+        group: str,
+        bootstrap_servers: str,
+        *,
+        namespace: str = "",
+        message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL,
+        kafka_config: Mapping[str, Any] | None = None,
+        retry_times_when_send_failed: int = 2,
+        retry_times_when_send_async_failed: int = 2,
+        send_msg_timeout: int = 3000,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        spool_dir: str | None = None,
+        spool_resend_interval_s: float | None = 30.0,
+        topology: TopologySpec | None = None,
+        backoff: Backoff | None = None,
+        clock_ms: Callable[[], int] = _epoch_ms,
+    ) -> None:
+        client = ClientConfig(
+            bootstrap_servers=bootstrap_servers,
+            namespace=namespace,
+            message_delay_level=message_delay_level,
+            kafka_config=kafka_config or {},
+            max_message_size=max_message_size,
+        )
+        self.settings = ProducerSettings(
+            group,
+            client,
+            retry_times_when_send_failed,
+            retry_times_when_send_async_failed,
+            send_msg_timeout,
+            spool_resend_interval_s,
+        )
+        self.spool = Spool(spool_dir) if spool_dir is not None else None
+        self._clock_ms = clock_ms
+        timeout_s = send_msg_timeout / 1000.0
+        level_spec = (topology or TopologySpec()).delay
+        self._topics = TopicGuard(client, level_spec, timeout_s)
+        self._pipeline = Pipeline(
+            self.settings.librdkafka(),
+            queue_wait_s=timeout_s,
+            backoff=backoff or Backoff(),
+            spool=self.spool,
+            clock_ms=clock_ms,
+        )
+        self._resender = Resender(
+            self._pipeline,
+            self.spool,
+            attempts=1 + retry_times_when_send_async_failed,
+            interval_s=spool_resend_interval_s,
+        )
+        self._state = _State.CREATED
+        self._state_lock = threading.Lock()
+
+    @property
+    def group(self) -> str:
+        return self.settings.group
+
+    @property
+    def namespace(self) -> str:
+        return self.settings.client.namespace
+
+    def __repr__(self) -> str:
+        client = self.settings.client
+        return (
+            f"DefaultMQProducer(group={self.group!r}, bootstrap_servers="
+            f"{client.bootstrap_servers!r}, namespace={client.namespace!r}, "
+            f"kafka_config={mask_secrets(client.kafka_config)!r}, state={self._state.value})"
+        )
+
+    def start(self) -> None:
+        """Create the Kafka client and background threads (connections open lazily).
+
+        Raises:
+            ClientStateError: already started or shut down.
+            ConfigError: librdkafka refused the settings.
+        """
+        with self._state_lock:
+            if self._state is not _State.CREATED:
+                raise ClientStateError(f"producer {self.group} cannot start: {self._state.value}")
+            try:
+                self._pipeline.start()
+            except KafkaException as exc:
+                raise ConfigError(f"librdkafka refused the producer settings: {exc}") from exc
+            self._state = _State.RUNNING
+        self._resender.start()
+
+    def shutdown(self) -> None:
+        """Stop accepting sends and block until every pending send has its outcome.
+
+        Pending sends end delivered, spooled, or failed with their future/callback told.
+        Idempotent; a producer never started just becomes unusable.
+        """
+        with self._state_lock:
+            was_running = self._state is _State.RUNNING
+            self._state = _State.STOPPED
+        if was_running:
+            self._resender.stop()
+            self._pipeline.close()
+
+    def __enter__(self) -> DefaultMQProducer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.shutdown()
+
+    def send(self, msg: Message, sharding_key: ShardingKey = None) -> SendResult:
+        """Send and block until acknowledged, spooled, or failed (about ``send_msg_timeout``).
+
+        Args:
+            msg: the message; ``delay_time_level``/``deliver_time_ms`` park it (section 5).
+            sharding_key: becomes the Kafka key: equal keys land on the same partition.
+
+        Raises:
+            ClientStateError: not started or already shut down.
+            InvalidNameError, MessageTooLargeError, ConfigError: bad input, before any I/O.
+            RetriableSendError: retriable failures outlasted the retries (no spool).
+            FatalSendError: the broker refused the message (also a missing topic).
+        """
+        deadline = time.monotonic() + self.settings.send_msg_timeout / 1000.0
+        attempts = 1 + self.settings.retry_times_when_send_failed
+        return self._submit(msg, sharding_key, attempts, deadline).result()
+
+    def send_orderly(self, msg: Message, sharding_key: ShardingKey) -> SendResult:
+        """:meth:`send` with a required sharding key (same key -> same partition, in order).
+
+        Raises:
+            ConfigError: ``sharding_key`` is empty; plus everything :meth:`send` raises.
+        """
+        if not sharding_key:
+            raise ConfigError("send_orderly needs a non-empty sharding_key")
+        return self.send(msg, sharding_key)
+
+    def send_async(
+        self,
+        msg: Message,
+        callback: SendCallback | None = None,
+        sharding_key: ShardingKey = None,
+    ) -> Future[SendResult]:
+        """Send without waiting for the broker; the future gets the one outcome.
+
+        ``callback(result_or_exception)`` runs exactly once, on a producer thread. Blocks
+        only while librdkafka's local queue is full (backpressure, at most
+        ``send_msg_timeout``) and the first time a topic is seen (a metadata request).
+
+        Raises:
+            ClientStateError, InvalidNameError, MessageTooLargeError, ConfigError: as
+                :meth:`send`, before any I/O. Send failures go to the future instead.
+        """
+        attempts = 1 + self.settings.retry_times_when_send_async_failed
+        future = self._submit(msg, sharding_key, attempts, None)
+        if callback is not None:
+            future.add_done_callback(lambda done: callback(done.exception() or done.result()))
+        return future
+
+    def send_oneway(self, msg: Message, sharding_key: ShardingKey = None) -> None:
+        """Fire and forget: like :meth:`send_async`; a final failure is logged (and spooled
+        when retriable and ``spool_dir`` is set), never silently dropped."""
+        self.send_async(msg, sharding_key=sharding_key).add_done_callback(_log_oneway_failure)
+
+    def resend_spooled(self) -> tuple[int, int]:
+        """Re-send every spooled message once (with the async retries); block until done.
+
+        Returns:
+            (sent, still_failed): entries acknowledged (and deleted) and entries kept.
+
+        Raises:
+            ClientStateError: not running. ConfigError: no ``spool_dir``.
+        """
+        self._check_running()
+        return self._resender.resend_all()
+
+    def _check_running(self) -> None:
+        if self._state is not _State.RUNNING:
+            raise ClientStateError(f"producer {self.group} is {self._state.value}, not running")
+
+    def _submit(
+        self, msg: Message, key: ShardingKey, attempts: int, deadline: float | None
+    ) -> Future[SendResult]:
+        self._check_running()
+        client = self.settings.client
+        msg.check_size(client.max_message_size)
+        physical = self._topics.physical(msg.topic)
+        msg_id = new_message_id()
+        prepared = build_record(
+            msg,
+            physical_topic=physical,
+            namespace=client.namespace,
+            levels=client.levels,
+            msg_id=msg_id,
+            now_ms=self._clock_ms(),
+            sharding_key=key,
+        )
+        if prepared.level is None:
+            logical = msg.topic
+            missing = self._topics.missing(self._pipeline.producer, physical)
+        else:
+            logical = client.levels.topic(prepared.level)
+            self._topics.ensure_level(prepared.level)
+            missing = None
+        pending = PendingSend(prepared, logical, msg, attempts, deadline)
+        self._pipeline.submit(pending, missing)
+        return pending.future
+
+
+def _log_oneway_failure(future: Future[SendResult]) -> None:
+    exc = future.exception()
+    if exc is not None:
+        log.error("oneway send failed and was not spooled: %s", exc)

@@ -1,0 +1,87 @@
+"""Message -> Kafka record: the pure part of a send (no I/O, fixed clock).
+
+value = body, key = sharding key, headers = the message's properties plus ``UNIQ_KEY`` and
+``BORN_TIMESTAMP``. Scheduled (``delay_time_level``) and timer (``deliver_time_ms``)
+messages are parked on a delay-level topic via :mod:`rmqcompat.parking`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rmqcompat import parking
+from rmqcompat import properties as props
+from rmqcompat.message import Message
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.wire import OutgoingRecord
+
+ShardingKey = str | bytes | None
+
+
+@dataclass(frozen=True)
+class PreparedRecord:
+    """A record ready to produce, with the id it carries and the level it parks on."""
+
+    record: OutgoingRecord
+    msg_id: str
+    level: int | None = None
+
+
+def encode_key(sharding_key: ShardingKey) -> bytes | None:
+    """Sharding keys become the Kafka record key (UTF-8 for text)."""
+    if sharding_key is None or isinstance(sharding_key, bytes):
+        return sharding_key
+    if isinstance(sharding_key, str):
+        return sharding_key.encode("utf-8")
+    raise TypeError(f"sharding_key must be str or bytes, not {type(sharding_key).__name__}")
+
+
+def message_properties(msg: Message, msg_id: str, now_ms: int) -> dict[str, str]:
+    """Every property ``msg`` carries on the wire, with its id, born time and schedule."""
+    properties = msg.system_properties()
+    properties[props.UNIQ_KEY] = msg_id
+    properties[props.BORN_TIMESTAMP] = props.encode_int(now_ms)
+    if msg.deliver_time_ms is not None:
+        properties[props.TIMER_DELIVER_MS] = props.encode_int(msg.deliver_time_ms)
+    elif msg.delay_time_level > 0:
+        properties[props.DELAY] = props.encode_int(msg.delay_time_level)
+    return properties
+
+
+def build_record(
+    msg: Message,
+    *,
+    physical_topic: str,
+    namespace: str,
+    levels: DelayLevels,
+    msg_id: str,
+    now_ms: int,
+    sharding_key: ShardingKey = None,
+) -> PreparedRecord:
+    """The record that sends ``msg``: to ``physical_topic`` now, or parked on a level topic.
+
+    ``physical_topic`` is ``to_kafka_topic(msg.topic, namespace)`` (the producer caches it).
+    A timer message whose time has passed is sent at once, without ``TIMER_DELIVER_MS``.
+
+    Raises:
+        ConfigError: ``delay_time_level`` names a level outside the table (capped above).
+    """
+    properties = message_properties(msg, msg_id, now_ms)
+    key = encode_key(sharding_key)
+    value = msg.body_bytes()
+    level = parking.first_level(properties, levels, now_ms)
+    if level is None:
+        properties.pop(props.TIMER_DELIVER_MS, None)
+        record = OutgoingRecord(physical_topic, value, key, props.to_headers(properties))
+        return PreparedRecord(record, msg_id)
+    record = parking.park(
+        value,
+        key,
+        properties,
+        real_topic=msg.topic,
+        level=level,
+        levels=levels,
+        namespace=namespace,
+        now_ms=now_ms,
+    )
+    return PreparedRecord(record, msg_id, level)

@@ -1,0 +1,88 @@
+"""Per-producer topic knowledge: logical -> physical names, existence, level topics.
+
+Each piece of I/O here happens once per topic per producer, never per send.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.topics.provision import ensure_topics
+from rmqcompat.topics.spec import TopicSpec
+
+log = logging.getLogger(__name__)
+
+
+class TopicGuard:
+    """Caches physical names, which business topics exist, and which level topics exist.
+
+    Business topics are not created here: whether a missing one appears is the broker's
+    policy (``auto.create.topics.enable`` with librdkafka's ``allow.auto.create.topics``),
+    as for any Kafka producer. Delay-level topics are rmqcompat's own and are created.
+    """
+
+    def __init__(self, config: ClientConfig, level_spec: TopicSpec, metadata_timeout_s: float):
+        self._config = config
+        self._level_spec = level_spec
+        self._timeout_s = metadata_timeout_s
+        self._physical: dict[str, str] = {}
+        self._known: set[str] = set()
+        self._levels: set[int] = set()
+        self._lock = threading.Lock()
+
+    def physical(self, logical: str) -> str:
+        """Physical name of ``logical`` (raises InvalidNameError, no I/O)."""
+        name = self._physical.get(logical)
+        if name is None:
+            name = to_kafka_topic(logical, self._config.namespace)
+            self._physical[logical] = name
+        return name
+
+    def missing(self, producer: Producer, physical: str) -> KafkaError | None:
+        """``UNKNOWN_TOPIC_OR_PART`` if the broker says ``physical`` does not exist.
+
+        Blocks on a metadata request the first time a topic is seen. If the broker cannot
+        be asked (down, timed out), the topic is not checked again: blocking every send of
+        an outage on metadata would stall the caller, and those sends run into the usual
+        retriable errors (retries, then the spool) anyway.
+        """
+        if physical in self._known:
+            return None
+        try:
+            topic = producer.list_topics(physical, timeout=self._timeout_s).topics.get(physical)
+        except KafkaException as exc:
+            log.warning("metadata for topic %s unavailable: %s", physical, exc.args[0])
+            self._known.add(physical)
+            return None
+        if topic is not None and topic.error is not None:
+            if topic.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                return topic.error
+            return None
+        self._known.add(physical)
+        return None
+
+    def ensure_level(self, level: int) -> None:
+        """Create the topic of delay ``level`` if missing (once per producer).
+
+        Raises:
+            TopologyError: the broker refused to create it.
+        """
+        if level in self._levels:
+            return
+        with self._lock:
+            if level in self._levels:
+                return
+            topic = self._config.levels.topic(level)
+            try:
+                admin = self._config.librdkafka()
+                ensure_topics(admin, {topic: self._level_spec}, self._config.namespace)
+            except KafkaException as exc:
+                # Broker unreachable: produce anyway (retries/spool apply) and try again later.
+                log.warning("could not verify delay topic %s: %s", topic, exc.args[0])
+                return
+            self._levels.add(level)
