@@ -7,6 +7,7 @@ import click
 from rmqcompat.cli.context import CliContext
 from rmqcompat.cli.demo_cmd import demo
 from rmqcompat.cli.dev_broker_cmd import dev_broker
+from rmqcompat.cli.forwarder_cmd import forwarder
 from rmqcompat.cli.spool_cmd import spool
 from rmqcompat.cli.topics_cmd import topics
 
@@ -27,6 +28,7 @@ def main(ctx: click.Context, bootstrap_servers: str | None, namespace: str) -> N
 
 main.add_command(demo)
 main.add_command(dev_broker)
+main.add_command(forwarder)
 main.add_command(spool)
 main.add_command(topics)
 

@@ -1,6 +1,15 @@
 """rmqcompat: Apache RocketMQ's consumer-retry semantics on Apache Kafka."""
 
 from rmqcompat.config import ClientConfig
+from rmqcompat.consumer import (
+    ConsumeConcurrentlyContext,
+    ConsumeConcurrentlyStatus,
+    ConsumeFromWhere,
+    ConsumerSettings,
+    DefaultMQPushConsumer,
+    MessageListenerConcurrently,
+    MessageModel,
+)
 from rmqcompat.errors import (
     ClientStateError,
     ConfigError,
@@ -13,21 +22,36 @@ from rmqcompat.errors import (
     SendError,
     TopologyError,
 )
+from rmqcompat.forwarder import DelayForwarder, ForwarderFailedError
 from rmqcompat.message import Message, MessageExt, MessageQueue
+from rmqcompat.producer import DefaultMQProducer, SendResult, SendStatus, Spool
 
 __all__ = [
     "ClientConfig",
     "ClientStateError",
     "ConfigError",
+    "ConsumeConcurrentlyContext",
+    "ConsumeConcurrentlyStatus",
+    "ConsumeFromWhere",
+    "ConsumerSettings",
+    "DefaultMQProducer",
+    "DefaultMQPushConsumer",
+    "DelayForwarder",
     "FatalSendError",
+    "ForwarderFailedError",
     "InvalidNameError",
     "MalformedHeaderError",
     "Message",
     "MessageExt",
+    "MessageListenerConcurrently",
+    "MessageModel",
     "MessageQueue",
     "MessageTooLargeError",
     "RetriableSendError",
     "RmqCompatError",
     "SendError",
+    "SendResult",
+    "SendStatus",
+    "Spool",
     "TopologyError",
 ]

@@ -1,0 +1,85 @@
+"""``rmqcompat forwarder run``: the delay-forwarder as a foreground service."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from types import FrameType
+from typing import Any
+
+import click
+
+from rmqcompat.cli.context import CliContext
+from rmqcompat.errors import RmqCompatError
+from rmqcompat.forwarder import DelayForwarder
+from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
+
+
+def parse_passthrough(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``-X key=value`` options as a librdkafka settings dict.
+
+    Raises:
+        click.BadParameter: an option has no ``=`` or an empty key.
+    """
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not key=value", param_hint="-X")
+        settings[key.strip()] = value
+    return settings
+
+
+@click.group(name="forwarder")
+def forwarder() -> None:
+    """The delay-forwarder: delivers parked (retry, delayed, timer) messages when due."""
+
+
+@forwarder.command(name="run")
+@click.option(
+    "--message-delay-level",
+    default=DEFAULT_MESSAGE_DELAY_LEVEL,
+    show_default=True,
+    help="Delay table; must match the namespace's producers and consumers.",
+)
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve /metrics (Prometheus text) and /health on this port.",
+)
+@click.option("--metrics-host", default="127.0.0.1", show_default=True)
+@click.option("-X", "passthrough", multiple=True, help="librdkafka setting key=value (repeatable).")
+@click.pass_obj
+def run(
+    obj: CliContext,
+    message_delay_level: str,
+    metrics_port: int | None,
+    metrics_host: str,
+    passthrough: tuple[str, ...],
+) -> None:
+    """Forward due records until SIGTERM or Ctrl-C, then commit what was delivered and exit."""
+    if not obj.bootstrap_servers:
+        raise click.UsageError("--bootstrap-servers (or RMQCOMPAT_BOOTSTRAP_SERVERS) is required")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        service = DelayForwarder(
+            obj.bootstrap_servers,
+            obj.namespace,
+            message_delay_level,
+            parse_passthrough(passthrough),
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
+        )
+    except (RmqCompatError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        service.request_stop()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
+    try:
+        service.run_forever()
+    except RmqCompatError as exc:
+        raise click.ClickException(str(exc)) from exc

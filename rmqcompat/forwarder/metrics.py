@@ -1,0 +1,128 @@
+"""Forwarder metrics in Prometheus text format, and an HTTP endpoint with a health check.
+
+Each forwarder owns a private :class:`prometheus_client.CollectorRegistry`, so several
+forwarders in one process (tests, embedding apps) never clash. ``GET /metrics`` returns
+the text exposition; ``GET /health`` returns 200 while the health callback says the
+forwarder is running with a group assignment, else 503.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+_LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600)
+
+
+class ForwarderMetrics:
+    """Counters, gauges and the lateness histogram of one forwarder (labelled by level topic)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.forwarded = Counter(
+            "rmqcompat_forwarder_forwarded",
+            "Records delivered to their real topic",
+            ["level"],
+            registry=r,
+        )
+        self.hops = Counter(
+            "rmqcompat_forwarder_hops",
+            "Timer messages moved on to another level",
+            ["level"],
+            registry=r,
+        )
+        self.quarantined = Counter(
+            "rmqcompat_forwarder_quarantined",
+            "Unparseable records set aside",
+            ["level"],
+            registry=r,
+        )
+        self.produce_failures = Counter(
+            "rmqcompat_forwarder_produce_failures", "Failed delivery reports (retried)", registry=r
+        )
+        self.lateness = Histogram(
+            "rmqcompat_forwarder_lateness_seconds",
+            "Produce time minus due time of forwarded records",
+            buckets=_LATENESS_BUCKETS,
+            registry=r,
+        )
+        self.parked = Gauge(
+            "rmqcompat_forwarder_parked_records",
+            "Records on assigned partitions not yet forwarded (lag)",
+            ["level"],
+            registry=r,
+        )
+        self.assigned = Gauge(
+            "rmqcompat_forwarder_assigned_partitions", "Level partitions owned now", registry=r
+        )
+        self.paused = Gauge(
+            "rmqcompat_forwarder_paused_partitions", "Partitions waiting for a due time", registry=r
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class MetricsServer:
+    """Serves ``/metrics`` and ``/health`` on a daemon thread until :meth:`close`.
+
+    Args:
+        metrics: what ``/metrics`` renders.
+        healthy: called per ``/health`` request; must be cheap and thread-safe.
+        host, port: where to listen (port 0 picks a free port; see :attr:`port`).
+
+    Raises:
+        OSError: the port cannot be bound.
+    """
+
+    def __init__(
+        self, metrics: ForwarderMetrics, healthy: Callable[[], bool], host: str, port: int
+    ) -> None:
+        handler = _handler(metrics, healthy)
+        self._server = ThreadingHTTPServer((host, port), handler)
+        self._server.daemon_threads = True
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="rmqcompat-forwarder-metrics", daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+def _handler(metrics: ForwarderMetrics, healthy: Callable[[], bool]) -> type:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path.split("?")[0] == "/metrics":
+                self._reply(200, CONTENT_TYPE_LATEST, metrics.render())
+            elif self.path.split("?")[0] == "/health":
+                ok = healthy()
+                self._reply(200 if ok else 503, "text/plain", b"ok\n" if ok else b"unhealthy\n")
+            else:
+                self._reply(404, "text/plain", b"not found\n")
+
+        def _reply(self, status: int, content_type: str, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass  # scrapes every few seconds would flood stderr
+
+    return Handler

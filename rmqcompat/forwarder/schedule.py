@@ -1,0 +1,80 @@
+"""When a parked record is due and when a paused partition wakes up (pure, clock injected).
+
+Mirrors RocketMQ's ``ScheduleMessageService``: a level queue is ordered by due time, so
+only its head is examined; a head due further ahead than ``now + that level's delay``
+cannot be right (the parking clock ran ahead of ours) and is treated as due now, as
+``correctDeliverTimestamp`` does. Instead of RocketMQ's 100 ms timer per level, the
+forwarder pauses a partition and asks :class:`WakeSchedule` how long it may wait in
+``consumer.poll`` before some partition's head becomes due.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable, Hashable
+
+#: Returns the wall-clock time in epoch milliseconds.
+Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def corrected_due(due_ms: int, now_ms: int, level_delay_ms: int) -> int:
+    """The due time to act on: ``now_ms`` if ``due_ms`` lies beyond ``now + delay`` (skew)."""
+    return now_ms if due_ms > now_ms + level_delay_ms else due_ms
+
+
+def is_due(due_ms: int, now_ms: int) -> bool:
+    return due_ms <= now_ms
+
+
+class WakeSchedule:
+    """Wake-up times of paused partitions; one live entry per partition.
+
+    ``wake(key, at_ms)`` replaces any earlier entry of ``key``; ``cancel`` drops it.
+    Stale heap entries are skipped lazily, so every operation is O(log n).
+    """
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Hashable]] = []
+        self._live: dict[Hashable, tuple[int, int]] = {}
+        self._seq = 0
+
+    def wake(self, key: Hashable, at_ms: int) -> None:
+        self._seq += 1
+        self._live[key] = (at_ms, self._seq)
+        heapq.heappush(self._heap, (at_ms, self._seq, key))
+
+    def cancel(self, key: Hashable) -> None:
+        self._live.pop(key, None)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._live
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def pop_due(self, now_ms: int) -> list[Hashable]:
+        """Keys whose wake time is ``<= now_ms``, earliest first; they are removed."""
+        out = []
+        while self._heap and self._heap[0][0] <= now_ms:
+            at_ms, seq, key = heapq.heappop(self._heap)
+            if self._live.get(key) == (at_ms, seq):
+                del self._live[key]
+                out.append(key)
+        return out
+
+    def next_wake_ms(self) -> int | None:
+        while self._heap and self._live.get(self._heap[0][2]) != self._heap[0][:2]:
+            heapq.heappop(self._heap)
+        return self._heap[0][0] if self._heap else None
+
+    def poll_timeout_s(self, now_ms: int, max_wait_s: float) -> float:
+        """How long ``consumer.poll`` may block: until the next wake-up, at most ``max_wait_s``."""
+        nxt = self.next_wake_ms()
+        if nxt is None:
+            return max_wait_s
+        return min(max_wait_s, max(0.0, (nxt - now_ms) / 1000.0))

@@ -1,0 +1,201 @@
+"""``DelayForwarder``: the service that moves due parked records to their real topics.
+
+See :mod:`rmqcompat.forwarder.worker` for the per-partition rules and
+:mod:`rmqcompat.forwarder.settings` for the group and subscription.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Self
+
+from confluent_kafka import Consumer, Producer
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.errors import ClientStateError, ConfigError, RmqCompatError
+from rmqcompat.forwarder import settings as fs
+from rmqcompat.forwarder.metrics import ForwarderMetrics, MetricsServer
+from rmqcompat.forwarder.schedule import Clock, wall_clock_ms
+from rmqcompat.forwarder.worker import ForwardLoop, LoopSettings
+from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
+from rmqcompat.topics.provision import ensure_topics
+from rmqcompat.topics.spec import TopologySpec
+
+log = logging.getLogger(__name__)
+
+
+class ForwarderFailedError(RmqCompatError):
+    """The forwarder's poll thread stopped on an error; the cause is chained."""
+
+
+class DelayForwarder:
+    """Delivers parked records when due, at least once, in order per level partition.
+
+    All forwarders of a namespace share one consumer group (:func:`forwarder_group`), so
+    running several spreads the level partitions over them. Guarantees: a record reaches
+    its real topic no earlier than its due time (skewed due times beyond ``now + delay``
+    count as due now); its offset is committed only after the produce was acknowledged,
+    so a crash or rebalance can forward a record again (a duplicate) but never lose it.
+
+    Args:
+        bootstrap_servers: Kafka bootstrap list.
+        namespace: the deployment's namespace; must match its producers and consumers.
+        message_delay_level: the delay table (must match the clients of the namespace).
+        kafka_config: librdkafka settings passed to the consumer, producer and admin client.
+        metrics_port: serve ``/metrics`` and ``/health`` on this port (0 = any free port,
+            see :attr:`metrics_port`); None serves nothing.
+        metrics_host: interface to bind the metrics server to.
+        topology: partitions and configs of the level and quarantine topics it creates.
+        clock: epoch-milliseconds clock deciding what is due (injectable for tests).
+        max_held_per_partition: records of a partition kept in memory while its head is
+            not due; at this many the partition is paused and its fetch position moved
+            back to the first record not held.
+
+    Raises:
+        ConfigError, InvalidNameError: invalid settings (before any I/O).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        namespace: str = "",
+        message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL,
+        kafka_config: Mapping[str, Any] | None = None,
+        metrics_port: int | None = None,
+        metrics_host: str = "127.0.0.1",
+        topology: TopologySpec | None = None,
+        clock: Clock = wall_clock_ms,
+        max_held_per_partition: int = 1000,
+    ) -> None:
+        if max_held_per_partition < 1:
+            raise ConfigError(f"max_held_per_partition must be >= 1, not {max_held_per_partition}")
+        if metrics_port is not None and not 0 <= metrics_port <= 65535:
+            raise ConfigError(f"metrics_port must be in 0..65535, not {metrics_port}")
+        self.config = ClientConfig(
+            bootstrap_servers, namespace, message_delay_level, kafka_config or {}
+        )
+        self.metrics = ForwarderMetrics()
+        self._topology = topology or TopologySpec()
+        self._metrics_addr = (metrics_host, metrics_port)
+        self._clock = clock
+        self._max_held = max_held_per_partition
+        self._loop: ForwardLoop | None = None
+        self._consumer: Consumer | None = None
+        self._server: MetricsServer | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def group(self) -> str:
+        return fs.forwarder_group(self.config.namespace)
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The port the metrics server listens on once started (None if not serving)."""
+        return self._server.port if self._server else None
+
+    def start(self) -> None:
+        """Create missing level and quarantine topics, then forward on a background thread.
+
+        Raises:
+            ClientStateError: already started.
+            TopologyError: the topics could not be created.
+            OSError: the metrics port cannot be bound.
+        """
+        if self._thread is not None:
+            raise ClientStateError("DelayForwarder.start() was already called")
+        ensure_topics(
+            self.config.librdkafka(),
+            fs.internal_topics(self.config, self._topology),
+            self.config.namespace,
+        )
+        if self._metrics_addr[1] is not None:
+            host, port = self._metrics_addr
+            self._server = MetricsServer(self.metrics, self.healthy, host, port)
+        try:
+            self._loop = self._build_loop()
+        except BaseException:
+            self.shutdown()
+            raise
+        self._thread = threading.Thread(target=self._run, name="rmqcompat-forwarder", daemon=True)
+        self._thread.start()
+        log.info(
+            "delay-forwarder started: group %s, %d level topics",
+            self.group,
+            len(self.config.levels.topics()),
+        )
+
+    def _build_loop(self) -> ForwardLoop:
+        topics = {t.physical: t for t in fs.level_topics(self.config)}
+        loop_settings = LoopSettings(
+            self.config.levels, self.config.namespace, topics, max_held=self._max_held
+        )
+        self._consumer = Consumer(fs.consumer_settings(self.config))
+        producer = Producer(fs.producer_settings(self.config))
+        loop = ForwardLoop(self._consumer, producer, loop_settings, self.metrics, self._clock)
+        self._consumer.subscribe(
+            list(topics), on_assign=loop.on_assign, on_revoke=loop.on_revoke, on_lost=loop.on_lost
+        )
+        return loop
+
+    def _run(self) -> None:
+        loop, consumer = self._loop, self._consumer
+        assert loop is not None and consumer is not None  # set by start() before the thread
+        try:
+            while not loop.stopping:
+                loop.step()
+            loop.close()
+        except BaseException as exc:  # the thread must record why it ended
+            log.exception("delay-forwarder stopped on an error")
+            self._error = exc
+        finally:
+            loop.stopping = True
+            consumer.close()
+
+    def healthy(self) -> bool:
+        """True while the poll thread runs and the group has given it an assignment."""
+        thread, loop = self._thread, self._loop
+        alive = thread is not None and thread.is_alive() and loop is not None
+        return bool(alive and loop.assigned and not loop.stopping)
+
+    def request_stop(self) -> None:
+        """Ask the poll thread to stop; safe from signal handlers and other threads."""
+        if self._loop is not None:
+            self._loop.stopping = True
+
+    def shutdown(self, timeout_s: float | None = None) -> None:
+        """Stop, wait for in-flight produces, commit what was delivered, leave the group.
+
+        Raises:
+            ForwarderFailedError: the poll thread had stopped on an error.
+        """
+        self.request_stop()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        if self._error is not None:
+            raise ForwarderFailedError(f"delay-forwarder failed: {self._error}") from self._error
+
+    def run_forever(self) -> None:
+        """Start and block until :meth:`request_stop` (e.g. from a signal handler) or an error."""
+        self.start()
+        assert self._thread is not None
+        self._thread.join()
+        self.shutdown()
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.shutdown()

@@ -1,0 +1,57 @@
+"""Forwarder settings: group name, subscription, client settings, typed errors before I/O."""
+
+import pytest
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.errors import ConfigError, InvalidNameError
+from rmqcompat.forwarder import DelayForwarder, forwarder_group
+from rmqcompat.forwarder import settings as fs
+from rmqcompat.topics.spec import TopologySpec
+
+
+def test_group_is_derived_from_the_namespace() -> None:
+    assert forwarder_group("") == "rmq.forwarder"
+    assert forwarder_group("prod") == "prod.rmq.forwarder"
+
+
+def test_level_topics_follow_the_configured_table() -> None:
+    config = ClientConfig("h:1", "ns", "100ms 2s")
+    topics = fs.level_topics(config)
+    assert [(t.physical, t.label, t.delay_ms) for t in topics] == [
+        ("ns.rmq.delay.100ms", "100ms", 100),
+        ("ns.rmq.delay.2s", "2s", 2000),
+    ]
+    wanted = fs.internal_topics(config, TopologySpec())
+    assert set(wanted) == {"%SCHEDULE%100ms", "%SCHEDULE%2s", "RMQ_SYS_QUARANTINE_TOPIC"}
+
+
+def test_consumer_never_auto_commits_and_starts_at_the_oldest_record() -> None:
+    config = ClientConfig("h:1", "ns", kafka_config={"enable.auto.commit": True, "x": 1})
+    settings = fs.consumer_settings(config)
+    assert settings["enable.auto.commit"] is False
+    assert settings["auto.offset.reset"] == "earliest"
+    assert settings["group.id"] == "ns.rmq.forwarder"
+    assert settings["x"] == 1
+    assert fs.producer_settings(config)["enable.idempotence"] is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"bootstrap_servers": ""}, ConfigError),
+        ({"namespace": "bad.ns"}, InvalidNameError),
+        ({"message_delay_level": "1s 1s"}, ConfigError),
+        ({"metrics_port": 70000}, ConfigError),
+    ],
+)
+def test_bad_settings_fail_in_the_constructor(kwargs: dict, error: type) -> None:
+    args = {"bootstrap_servers": "127.0.0.1:1", **kwargs}
+    with pytest.raises(error):
+        DelayForwarder(**args)
+
+
+def test_constructor_does_no_io() -> None:
+    # Nothing listens on port 1: a constructor that connected would fail or hang here.
+    forwarder = DelayForwarder("127.0.0.1:1", metrics_port=0)
+    assert forwarder.metrics_port is None
+    assert not forwarder.healthy()

@@ -1,0 +1,130 @@
+"""What the forwarder does with a head record, with a fixed clock and a fake record."""
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from rmqcompat import parking
+from rmqcompat import properties as props
+from rmqcompat.forwarder.plan import Forward, Quarantine, Wait, plan_head
+from rmqcompat.topics.delay_levels import DelayLevels
+
+NOW = 1_700_000_000_000
+LEVELS = DelayLevels.parse("100ms 1s 10s")
+NS = "ns1"
+
+
+@dataclass
+class FakeRecord:
+    hdrs: list[tuple[str, bytes | None]] | None
+    val: bytes | None = b"body"
+    k: bytes | None = b"key"
+    topic_name: str = "ns1.rmq.delay.1s"
+    extra: dict = field(default_factory=dict)
+
+    def topic(self) -> str:
+        return self.topic_name
+
+    def partition(self) -> int:
+        return 2
+
+    def offset(self) -> int:
+        return 41
+
+    def key(self) -> bytes | None:
+        return self.k
+
+    def value(self) -> bytes | None:
+        return self.val
+
+    def headers(self) -> list[tuple[str, bytes | None]] | None:
+        return self.hdrs
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, NOW)
+
+
+def parked(level: int = 2, parked_at: int = NOW - 1000, **properties: str) -> FakeRecord:
+    out = parking.park(
+        b"body",
+        b"key",
+        {"USER": "u", props.UNIQ_KEY: "id1", **properties},
+        real_topic="%RETRY%g1",
+        level=level,
+        levels=LEVELS,
+        namespace=NS,
+        now_ms=parked_at,
+    )
+    return FakeRecord(out.headers, topic_name=out.topic)
+
+
+def plan(record: FakeRecord, now: int = NOW, delay: int = 1000):
+    return plan_head(record, delay, LEVELS, NS, now)
+
+
+def test_due_record_goes_to_its_real_topic_with_parking_headers_removed() -> None:
+    result = plan(parked())
+    assert isinstance(result, Forward) and not result.hop
+    assert result.due_ms == NOW
+    assert result.record.topic == "ns1.rmq.retry.g1"
+    assert (result.record.key, result.record.value) == (b"key", b"body")
+    headers = dict(result.record.headers)
+    assert headers == {"USER": b"u", props.UNIQ_KEY: b"id1"}
+
+
+def test_record_not_yet_due_waits_until_its_due_time() -> None:
+    assert plan(parked(parked_at=NOW - 400)) == Wait(NOW + 600)
+
+
+def test_due_time_beyond_now_plus_delay_is_corrected_to_now() -> None:
+    skewed = parked(parked_at=NOW + 60_000)  # the producer's clock ran a minute ahead
+    result = plan(skewed)
+    assert isinstance(result, Forward) and result.due_ms == NOW
+
+
+def test_timer_message_not_yet_at_its_time_hops_to_the_largest_fitting_level() -> None:
+    deliver = NOW + 1_500
+    result = plan(parked(level=2, **{props.TIMER_DELIVER_MS: str(deliver)}))
+    assert isinstance(result, Forward) and result.hop
+    assert result.record.topic == "ns1.rmq.delay.1s"
+    headers = props.from_headers(result.record.headers)
+    assert headers[props.DUE_TIME] == str(NOW + 1000)
+    assert headers[props.TIMER_DELIVER_MS] == str(deliver)
+    assert headers[props.REAL_TOPIC] == "%RETRY%g1"
+
+
+def test_timer_message_at_its_time_is_delivered_without_timer_header() -> None:
+    result = plan(parked(level=2, **{props.TIMER_DELIVER_MS: str(NOW)}))
+    assert isinstance(result, Forward) and not result.hop
+    assert props.TIMER_DELIVER_MS not in dict(result.record.headers)
+
+
+def _headers(**values: bytes | None) -> list[tuple[str, bytes | None]]:
+    return list(values.items())
+
+
+@pytest.mark.parametrize(
+    ("headers", "reason"),
+    [
+        (None, "DUE_TIME is missing"),
+        (_headers(REAL_TOPIC=b"T", DUE_TIME=b"soon"), "not a decimal integer"),
+        (_headers(DUE_TIME=str(NOW).encode()), "REAL_TOPIC is missing"),
+        (_headers(REAL_TOPIC=b"bad topic!", DUE_TIME=str(NOW).encode()), "outside RocketMQ"),
+        (_headers(REAL_TOPIC=b"\xff", DUE_TIME=str(NOW).encode()), "not UTF-8"),
+        (_headers(REAL_TOPIC=None, DUE_TIME=str(NOW).encode()), "has no value"),
+    ],
+)
+def test_unparseable_records_are_quarantined_with_the_reason(headers, reason: str) -> None:
+    record = FakeRecord(headers)
+    result = plan(record)
+    assert isinstance(result, Quarantine)
+    assert reason in result.reason
+    assert result.record.topic == "ns1.rmq.quarantine"
+    quarantine_headers = dict(result.record.headers)
+    assert reason in quarantine_headers[props.QUARANTINE_REASON].decode()
+    assert result.record.value == b"body"
+
+
+def test_poison_record_not_yet_due_is_quarantined_at_once() -> None:
+    record = FakeRecord(_headers(DUE_TIME=str(NOW + 500).encode()))
+    assert isinstance(plan(record), Quarantine)
