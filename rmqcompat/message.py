@@ -37,6 +37,21 @@ SYSTEM_PROPERTIES = frozenset(
 )
 
 
+# Topic names already validated: apps send to a few topics over and over, and the regex
+# check was a measurable part of building each message. Bounded against unbounded names.
+_valid_topics: set[str] = set()
+_VALID_TOPICS_MAX = 4096
+
+
+def _validate_topic(topic: str) -> None:
+    if topic in _valid_topics:
+        return
+    validate_topic(topic)
+    if len(_valid_topics) >= _VALID_TOPICS_MAX:
+        _valid_topics.clear()
+    _valid_topics.add(topic)
+
+
 @dataclass
 class Message:
     """A message to send.
@@ -62,12 +77,14 @@ class Message:
     deliver_time_ms: int | None = None
 
     def __post_init__(self) -> None:
-        validate_topic(self.topic)
+        _validate_topic(self.topic)
         if isinstance(self.body, str):
             self.body = self.body.encode("utf-8")
-        self.keys = props.join_keys(self.keys)
-        for name in self.properties:
-            self._check_user_property(name)
+        if self.keys is not None and not isinstance(self.keys, str):
+            self.keys = props.join_keys(self.keys)
+        if self.properties:
+            for name in self.properties:
+                self._check_user_property(name)
 
     @staticmethod
     def _check_user_property(name: str) -> None:

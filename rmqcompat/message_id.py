@@ -13,13 +13,14 @@ import threading
 import time
 
 _lock = threading.Lock()
-_prefix = b""
+# The random part, already as the 16 upper-case hex digits it becomes in every id.
+_prefix = ""
 _counter: itertools.count[int] = itertools.count()
 
 
 def _reset() -> None:
     global _prefix, _counter
-    _prefix = os.urandom(8)
+    _prefix = os.urandom(8).hex().upper()
     _counter = itertools.count()
 
 
@@ -32,4 +33,5 @@ def new_message_id() -> str:
     with _lock:
         sequence = next(_counter) & 0xFFFFFFFF
     seconds = int(time.time()) & 0xFFFFFFFF
-    return (_prefix + seconds.to_bytes(4, "big") + sequence.to_bytes(4, "big")).hex().upper()
+    # Same text as (prefix + seconds + sequence, 4 bytes big-endian each).hex().upper().
+    return _prefix + ((seconds << 32) | sequence).to_bytes(8, "big").hex().upper()

@@ -18,7 +18,6 @@ import tenacity
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat.errors import ClientStateError
-from rmqcompat.message import MessageQueue
 from rmqcompat.producer.failures import (
     Backoff,
     as_kafka_error,
@@ -30,7 +29,6 @@ from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.scheduler import Scheduler
 from rmqcompat.producer.send_result import SendResult, SendStatus
 from rmqcompat.producer.spool import Spool, SpoolEntry
-from rmqcompat.wire import OutgoingRecord, offset_message_id
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +63,14 @@ class Pipeline:
         self._closed = threading.Event()
         self._poller = threading.Thread(target=self._poll, name="rmqcompat-producer-poll")
         self._poller.daemon = True
-        self._cond = threading.Condition()
+        # Sends between submit and outcome; a plain lock (not a Condition) because it is
+        # taken twice per send, and the drain event is only signalled while draining.
+        self._count_lock = threading.Lock()
         self._in_flight = 0
+        self._draining = False
+        self._drained = threading.Event()
+        # One bound method shared by every send, instead of a closure per attempt.
+        self._report = self._on_delivery
 
     @property
     def producer(self) -> Producer:
@@ -89,7 +93,7 @@ class Pipeline:
 
         May block up to the send's remaining time while librdkafka's queue is full.
         """
-        with self._cond:
+        with self._count_lock:
             self._in_flight += 1
         if error is None:
             self._attempt(pending)
@@ -99,9 +103,13 @@ class Pipeline:
 
     def drain(self) -> None:
         """Block until every submitted send has its outcome (each attempt is time-bounded)."""
-        with self._cond:
-            while self._in_flight:
-                self._cond.wait()
+        while True:
+            with self._count_lock:
+                if not self._in_flight:
+                    return
+                self._draining = True
+                self._drained.clear()
+            self._drained.wait()
 
     def close(self) -> None:
         """Drain, then stop the threads and flush librdkafka."""
@@ -132,53 +140,65 @@ class Pipeline:
     def _attempt(self, pending: PendingSend) -> None:
         pending.attempts += 1
         producer = self.producer
-        on_delivery = partial(self._on_delivery, pending, producer)
+        pending.producer = producer
+        pending.on_report = self._report
+        partition = -1 if pending.partition is None else pending.partition
         try:
-            self._produce(producer, pending.prepared.record, on_delivery, pending.remaining_s())
-        except (BufferError, KafkaException) as exc:
+            producer.produce(
+                pending.topic,
+                pending.value,
+                pending.key,
+                partition,
+                on_delivery=pending,
+                headers=pending.headers,  # type: ignore[arg-type]  # stub's list is invariant
+            )
+        except BufferError:
+            self._produce_when_room(producer, pending, partition)
+        except KafkaException as exc:
             self._failed(pending, as_kafka_error(exc), producer)
 
-    def _produce(
-        self, producer: Producer, rec: OutgoingRecord, on_delivery: Any, remaining_s: float | None
-    ) -> None:
-        kwargs = {
-            "value": rec.value,
-            "key": rec.key,
-            "partition": -1 if rec.partition is None else rec.partition,
-            "on_delivery": on_delivery,
-            "headers": rec.headers,
-        }
+    def _produce_when_room(self, producer: Producer, pending: PendingSend, partition: int) -> None:
+        # Backpressure: wait for librdkafka to drain its queue, within this send's time.
+        remaining_s = pending.remaining_s()
+        wait_s = self._queue_wait_s if remaining_s is None else max(0.0, remaining_s)
         try:
-            producer.produce(rec.topic, **kwargs)
-        except BufferError:
-            # Backpressure: wait for librdkafka to drain its queue, within this send's time.
-            wait_s = self._queue_wait_s if remaining_s is None else max(0.0, remaining_s)
             tenacity.Retrying(
                 retry=tenacity.retry_if_exception_type(BufferError),
                 stop=tenacity.stop_after_delay(wait_s),
                 wait=tenacity.wait_exponential(multiplier=0.001, max=0.05),
                 reraise=True,
-            )(producer.produce, rec.topic, **kwargs)
+            )(
+                producer.produce,
+                pending.topic,
+                pending.value,
+                pending.key,
+                partition,
+                on_delivery=pending,
+                headers=pending.headers,
+            )
+        except (BufferError, KafkaException) as exc:
+            self._failed(pending, as_kafka_error(exc), producer)
 
-    def _on_delivery(
-        self, pending: PendingSend, producer: Producer, err: KafkaError | None, msg: Any
-    ) -> None:
+    def _on_delivery(self, pending: PendingSend, err: KafkaError | None, msg: Any) -> None:
         if err is not None:
-            self._failed(pending, err, producer)
+            self._failed(pending, err, pending.producer)
             return
-        topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
-        result = SendResult(
-            SendStatus.SEND_OK,
-            pending.prepared.msg_id,
-            offset_message_id(topic, partition, offset),
-            MessageQueue(pending.logical_topic, partition),
-            offset,
-            attempts=pending.attempts,
-        )
         if pending.spool_entry is not None and self._spool is not None:
             # Deleted only now that the broker acknowledged the re-send.
             self._spool.remove(pending.spool_entry)
-        self._resolve(pending, result)
+        # The SendResult is built lazily, when (if ever) someone reads it.
+        delivery = (
+            pending.msg_id,
+            pending.logical_topic,
+            pending.topic,
+            msg.partition(),
+            msg.offset(),
+            pending.attempts,
+        )
+        try:
+            pending.future.set_delivered(delivery)
+        finally:
+            self._settle()
 
     def _failed(
         self, pending: PendingSend, err: KafkaError, producer: Producer | None = None
@@ -201,11 +221,7 @@ class Pipeline:
     def _give_up(self, pending: PendingSend, err: KafkaError) -> None:
         if self._spool is not None and pending.spool_entry is None and is_retriable(err):
             entry = SpoolEntry(
-                pending.prepared.msg_id,
-                pending.prepared.record,
-                self._clock_ms(),
-                err.name(),
-                pending.attempts,
+                pending.msg_id, pending.record(), self._clock_ms(), err.name(), pending.attempts
             )
             try:
                 path = self._spool.put(entry)
@@ -226,7 +242,10 @@ class Pipeline:
             else:
                 pending.future.set_result(outcome)
         finally:
-            with self._cond:
-                self._in_flight -= 1
-                if not self._in_flight:
-                    self._cond.notify_all()
+            self._settle()
+
+    def _settle(self) -> None:
+        with self._count_lock:
+            self._in_flight -= 1
+            if self._draining and not self._in_flight:
+                self._drained.set()

@@ -7,7 +7,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
 from types import TracebackType
 from typing import Any
 
@@ -20,8 +19,9 @@ from rmqcompat.message_id import new_message_id
 from rmqcompat.producer.failures import Backoff
 from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.pipeline import Pipeline
-from rmqcompat.producer.records import ShardingKey, build_record
+from rmqcompat.producer.records import ShardingKey, build_record, encode_key, plain_headers
 from rmqcompat.producer.resend import Resender
+from rmqcompat.producer.send_future import SendFuture
 from rmqcompat.producer.send_result import SendResult
 from rmqcompat.producer.settings import ProducerSettings
 from rmqcompat.producer.spool import Spool
@@ -209,10 +209,12 @@ class DefaultMQProducer:
         msg: Message,
         callback: SendCallback | None = None,
         sharding_key: ShardingKey = None,
-    ) -> Future[SendResult]:
+    ) -> SendFuture:
         """Send without waiting for the broker; the future gets the one outcome.
 
-        ``callback(result_or_exception)`` runs exactly once, on a producer thread. Blocks
+        The returned :class:`SendFuture` is a ``concurrent.futures.Future`` (a send cannot
+        be cancelled: ``cancel()`` returns False). ``callback(result_or_exception)`` runs
+        exactly once, on a producer thread, before callbacks added to the future. Blocks
         only while librdkafka's local queue is full (backpressure, at most
         ``send_msg_timeout``) and the first time a topic is seen (a metadata request).
 
@@ -221,15 +223,12 @@ class DefaultMQProducer:
                 :meth:`send`, before any I/O. Send failures go to the future instead.
         """
         attempts = 1 + self.settings.retry_times_when_send_async_failed
-        future = self._submit(msg, sharding_key, attempts, None)
-        if callback is not None:
-            future.add_done_callback(lambda done: callback(done.exception() or done.result()))
-        return future
+        return self._submit(msg, sharding_key, attempts, None, callback)
 
     def send_oneway(self, msg: Message, sharding_key: ShardingKey = None) -> None:
         """Fire and forget: like :meth:`send_async`; a final failure is logged (and spooled
         when retriable and ``spool_dir`` is set), never silently dropped."""
-        self.send_async(msg, sharding_key=sharding_key).add_done_callback(_log_oneway_failure)
+        self.send_async(msg, _log_oneway_failure, sharding_key)
 
     def resend_spooled(self) -> tuple[int, int]:
         """Re-send every spooled message once (with the async retries); block until done.
@@ -248,20 +247,58 @@ class DefaultMQProducer:
             raise ClientStateError(f"producer {self.group} is {self._state.value}, not running")
 
     def _submit(
-        self, msg: Message, key: ShardingKey, attempts: int, deadline: float | None
-    ) -> Future[SendResult]:
-        self._check_running()
+        self,
+        msg: Message,
+        key: ShardingKey,
+        attempts: int,
+        deadline: float | None,
+        callback: SendCallback | None = None,
+    ) -> SendFuture:
+        # The hot path of every send: keep it free of per-send locks and needless objects.
+        if self._state is not _State.RUNNING:
+            self._check_running()
         client = self.settings.client
         msg.check_size(client.max_message_size)
         physical = self._topics.physical(msg.topic)
         msg_id = new_message_id()
+        now_ms = self._clock_ms()
+        headers = plain_headers(msg, msg_id, now_ms)
+        if headers is not None:
+            pending = PendingSend(
+                physical,
+                msg.body_bytes(),
+                encode_key(key),
+                headers,  # type: ignore[arg-type]
+                msg_id,
+                msg.topic,
+                msg,
+                attempts,
+                deadline,
+                on_outcome=callback,
+            )
+            self._pipeline.submit(pending, self._topics.missing(self._pipeline.producer, physical))
+            return pending.future
+        return self._submit_built(msg, key, attempts, deadline, callback, physical, msg_id, now_ms)
+
+    def _submit_built(
+        self,
+        msg: Message,
+        key: ShardingKey,
+        attempts: int,
+        deadline: float | None,
+        callback: SendCallback | None,
+        physical: str,
+        msg_id: str,
+        now_ms: int,
+    ) -> SendFuture:
+        client = self.settings.client
         prepared = build_record(
             msg,
             physical_topic=physical,
             namespace=client.namespace,
             levels=client.levels,
             msg_id=msg_id,
-            now_ms=self._clock_ms(),
+            now_ms=now_ms,
             sharding_key=key,
         )
         if prepared.level is None:
@@ -271,12 +308,19 @@ class DefaultMQProducer:
             logical = client.levels.topic(prepared.level)
             self._topics.ensure_level(prepared.level)
             missing = None
-        pending = PendingSend(prepared, logical, msg, attempts, deadline)
+        pending = PendingSend.of_record(
+            prepared.record,
+            msg_id,
+            logical,
+            msg,
+            max_attempts=attempts,
+            deadline=deadline,
+            on_outcome=callback,
+        )
         self._pipeline.submit(pending, missing)
         return pending.future
 
 
-def _log_oneway_failure(future: Future[SendResult]) -> None:
-    exc = future.exception()
-    if exc is not None:
-        log.error("oneway send failed and was not spooled: %s", exc)
+def _log_oneway_failure(outcome: SendResult | BaseException) -> None:
+    if isinstance(outcome, BaseException):
+        log.error("oneway send failed and was not spooled: %s", outcome)

@@ -10,7 +10,6 @@ from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.message import Message
 from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.pipeline import Pipeline
-from rmqcompat.producer.records import PreparedRecord
 from rmqcompat.producer.send_result import SendResult
 from rmqcompat.producer.spool import Spool, SpoolEntry
 from rmqcompat.topics.naming import from_kafka_topic
@@ -72,11 +71,12 @@ class Resender:
 
     def _submit(self, entry: SpoolEntry) -> Future[SendResult]:
         logical = _logical_topic(entry.record.topic)
-        pending = PendingSend(
-            PreparedRecord(entry.record, entry.msg_id),
+        pending = PendingSend.of_record(
+            entry.record,
+            entry.msg_id,
             logical,
             Message(logical, entry.record.value),
-            self._attempts,
+            max_attempts=self._attempts,
             spool_entry=entry,
         )
         self._pipeline.submit(pending)

@@ -6,7 +6,7 @@ import pytest
 
 from rmqcompat import properties as props
 from rmqcompat.message import Message
-from rmqcompat.producer.records import build_record, encode_key
+from rmqcompat.producer.records import build_record, encode_key, plain_headers
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic
 
@@ -108,3 +108,34 @@ def test_delay_level_zero_or_negative_sends_at_once():
         prepared = build(Message("T", b"x", delay_time_level=level))
         assert prepared.level is None
         assert props.DELAY not in headers(prepared)
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        Message("T", b"b"),
+        Message("T", b"b", tags="TagA"),
+        Message("T", b"b", tags="", keys="", flag=0),
+        Message("T", b"b", tags="TagA", keys=["k1", "k2"], flag=7),
+        Message("T", "text", keys="only", flag=-3),
+        Message("T", b"b", deliver_time_ms=NOW - 1),
+    ],
+)
+def test_plain_headers_equal_build_record_headers(msg: Message) -> None:
+    fast = plain_headers(msg, "ID1", NOW)
+    if msg.deliver_time_ms is not None:
+        assert fast is None  # timers keep the general path
+        return
+    assert fast == build(msg).record.headers
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        Message("T", b"b", properties={"u": "v"}),
+        Message("T", b"b", delay_time_level=2),
+        Message("T", b"b", deliver_time_ms=NOW + 5000),
+    ],
+)
+def test_plain_headers_leave_properties_delays_and_timers_to_build_record(msg: Message) -> None:
+    assert plain_headers(msg, "ID1", NOW) is None
