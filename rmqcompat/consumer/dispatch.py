@@ -1,16 +1,14 @@
 """Batches of messages and the worker pool that hands them to the listener.
 
-Workers only call the listener; every result goes back to the poll thread through a
-queue, so all bookkeeping (process queues, send-back, offsets) stays single-threaded.
+Workers only call the listener; every finished batch goes back to the poll thread, so
+all bookkeeping (process queues, send-back, offsets) stays single-threaded.
 """
 
 from __future__ import annotations
 
-import itertools
-import queue
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 from rmqcompat.consumer.listener import (
     ConsumeConcurrentlyContext,
@@ -19,39 +17,46 @@ from rmqcompat.consumer.listener import (
     invoke,
 )
 from rmqcompat.consumer.process_queue import ProcessQueue
+from rmqcompat.consumer.wakeups import Wakeups
 from rmqcompat.message import MessageExt, MessageQueue
 
-_ids = itertools.count()
+_ANY = 2**62  # wake on any finished batch, whatever the backlog
 
 
-@dataclass(eq=False)
 class ConsumeBatch:
-    """Up to ``consume_message_batch_max_size`` messages of one partition.
+    """Up to ``consume_message_batch_max_size`` messages of one partition, and their result.
 
     ``started_at`` (monotonic seconds) is written by the worker when the listener is
-    called; ``expired`` by the poll thread when the consume timeout released the batch.
+    called, ``status`` and ``context`` when it returned (``status`` None: skipped because
+    the partition was dropped or the batch expired first). ``expired`` is written by the
+    poll thread when the consume timeout released the batch. Identity is the batch itself.
     """
 
-    key: tuple[str, int]
-    queue: MessageQueue
-    pq: ProcessQueue
-    messages: list[MessageExt]
-    id: int = field(default_factory=lambda: next(_ids))
-    started_at: float | None = None
-    expired: bool = False
+    __slots__ = ("context", "expired", "key", "messages", "pq", "queue", "started_at", "status")
 
-
-@dataclass(frozen=True)
-class BatchResult:
-    batch: ConsumeBatch
-    status: ConsumeConcurrentlyStatus | None  # None: skipped (partition dropped or expired)
-    context: ConsumeConcurrentlyContext
+    def __init__(
+        self,
+        key: tuple[str, int],
+        queue: MessageQueue,
+        pq: ProcessQueue,
+        messages: list[MessageExt],
+    ) -> None:
+        self.key = key
+        self.queue = queue
+        self.pq = pq
+        self.messages = messages
+        self.started_at: float | None = None
+        self.expired = False
+        self.status: ConsumeConcurrentlyStatus | None = None
+        self.context: ConsumeConcurrentlyContext | None = None
 
 
 class WorkerPool:
-    """``threads`` workers calling ``listener``; results are read with :meth:`results`.
+    """``threads`` workers calling ``listener``; finished batches are read with :meth:`results`.
 
     ``submit`` never blocks (the queue is unbounded; flow control bounds what is fetched).
+    Batches are taken in submission order, one at a time, by whichever worker is free, so
+    a stuck listener holds one thread only. Idle workers block (no spinning).
     """
 
     def __init__(
@@ -60,41 +65,71 @@ class WorkerPool:
         self._listener = listener
         self._clock = clock
         self._group = group
-        self._threads = threads
-        self._executor = ThreadPoolExecutor(threads, thread_name_prefix=f"consume-{group}")
-        self._results: queue.SimpleQueue[BatchResult] = queue.SimpleQueue()
+        self._work: deque[ConsumeBatch] = deque()
+        self._wakeups = Wakeups(threads)
+        self._done: deque[ConsumeBatch] = deque()
+        self._ready = threading.Event()
+        # while the poll thread waits: a finished batch leaving fewer queued than this wakes it
+        self._wake_below = 0
+        self._threads = [
+            threading.Thread(target=self._loop, name=f"consume-{group}-{i}", daemon=True)
+            for i in range(threads)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def submit(self, batches: Sequence[ConsumeBatch]) -> None:
-        """Run ``batches`` on at most ``threads`` tasks, striped so work goes in offset order.
+        self._work.extend(batches)
+        self._wakeups.offer(self._work)
 
-        Task k takes batches k, k + threads, ...: the pool's per-task cost is paid once per
-        fetch, and the smallest in-flight offset (the commit) advances as workers progress.
-        """
-        tasks = min(self._threads, len(batches))
-        for k in range(tasks):
-            self._executor.submit(self._run, batches[k::tasks])
-
-    def _run(self, batches: Sequence[ConsumeBatch]) -> None:
-        for batch in batches:
-            context = ConsumeConcurrentlyContext(batch.queue)
-            if batch.pq.dropped or batch.expired:
-                self._results.put(BatchResult(batch, None, context))
-                continue
-            batch.started_at = self._clock()
-            status = invoke(self._listener, self._group, batch.messages, context)
-            self._results.put(BatchResult(batch, status, context))
-
-    def results(self, timeout: float = 0.0) -> list[BatchResult]:
-        """Every result available now (waiting up to ``timeout`` for the first)."""
-        out: list[BatchResult] = []
-        try:
-            out.append(
-                self._results.get(timeout=timeout) if timeout else self._results.get_nowait()
-            )
+    def _loop(self) -> None:
+        work, done, wakeups = self._work, self._done, self._wakeups
+        while wakeups.park(work):
             while True:
-                out.append(self._results.get_nowait())
-        except queue.Empty:
-            return out
+                try:
+                    batch = work.popleft()
+                except IndexError:
+                    break
+                if work:  # more waiting: a peer may start on it while this listener runs
+                    wakeups.cascade(work)
+                self._run(batch)
+                done.append(batch)
+                if self._wake_below > len(work):
+                    self._wake_below = 0  # one set() per wait, not one per batch
+                    self._ready.set()
+
+    def _run(self, batch: ConsumeBatch) -> None:
+        batch.context = context = ConsumeConcurrentlyContext(batch.queue)
+        if batch.pq.dropped or batch.expired:
+            return
+        batch.started_at = self._clock()
+        batch.status = invoke(self._listener, self._group, batch.messages, context)
+
+    def backlog(self) -> int:
+        """Batches submitted and not yet taken by a worker."""
+        return len(self._work)
+
+    def wait(self, timeout: float, backlog_below: int | None = None) -> bool:
+        """Block up to ``timeout`` until a batch finished, or with ``backlog_below``, until
+        a batch finished leaving fewer than that many queued. False: timed out."""
+        below = backlog_below if backlog_below is not None else _ANY
+        self._ready.clear()
+        self._wake_below = below
+        # re-checked after announcing the wait, so a worker finishing meanwhile is seen
+        ready = self._done if backlog_below is None else len(self._work) < below
+        woken = bool(ready) or self._ready.wait(timeout)
+        self._wake_below = 0
+        return woken
+
+    def results(self) -> list[ConsumeBatch]:
+        """Every finished batch available now, in the order they finished."""
+        done = self._done
+        out = []
+        while done:
+            out.append(done.popleft())
+        return out
 
     def shutdown(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        """Stop the workers once their current listener call returns (does not wait)."""
+        self._work.clear()
+        self._wakeups.close()

@@ -14,23 +14,21 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import Consumer
 
 from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
-from rmqcompat.consumer.inbound import to_listener_message
+from rmqcompat.consumer.intake import Intake
 from rmqcompat.consumer.partitions import Key, Partitions, PartitionState
 from rmqcompat.consumer.sendback import RecordSink, SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.settlement import Settlement
 from rmqcompat.consumer.subscriptions import Subscriptions
-from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
 from rmqcompat.quarantine import quarantine_record
 
 _log = logging.getLogger("rmqcompat.consumer")
 
 POLL_TIMEOUT_S = 0.05
-_EOF = KafkaError._PARTITION_EOF  # noqa: SLF001 - librdkafka's public event code
 
 
 class Engine:
@@ -61,32 +59,43 @@ class Engine:
         self._stopping = threading.Event()
         self._next_commit = clock() + settings.persist_consumer_offset_interval
         self._next_expiry_check = clock()
+        self._intake = Intake(subscriptions, partitions, self._quarantine)
+        # one fetch worth of batches queued for the workers
+        self._backlog_limit = -(
+            -settings.pull_batch_size // settings.consume_message_batch_max_size
+        )
 
     def run(self) -> None:
         while not self._stopping.is_set():
-            busy = self.settlement.running() > 0
-            fetched = self._fetch(0.0 if busy else POLL_TIMEOUT_S)
-            # with listeners running, wait for their results rather than for new records
-            self._settle_results(POLL_TIMEOUT_S if busy and not fetched else 0.0)
+            if not self._yield_to_workers():
+                busy = self.settlement.running() > 0
+                fetched = self._fetch(0.0 if busy else POLL_TIMEOUT_S)
+                if busy and not fetched:  # wait for listener results rather than records
+                    self._pool.wait(POLL_TIMEOUT_S)
+            self._settle_results()
             self._housekeeping()
         self._drain()
+
+    def _yield_to_workers(self) -> bool:
+        """With a whole fetch still queued for the workers, wait for them to catch up.
+
+        Fetching more then would only grow the in-flight counts until flow control
+        pauses partitions, and a pause makes librdkafka drop its prefetched records.
+        False when they made no progress (listeners busy): fetch as usual, so the
+        flow-control thresholds bound what is held, exactly as without this wait.
+        """
+        if self._pool.backlog() < self._backlog_limit:
+            return False
+        return self._pool.wait(POLL_TIMEOUT_S, backlog_below=self._backlog_limit // 2 + 1)
 
     def stop(self) -> None:
         self._stopping.set()
 
     def _fetch(self, timeout: float) -> int:
         records = self._consumer.consume(self.settings.pull_batch_size, timeout)
-        staged: dict[Key, list[MessageExt]] = {}
-        for record in records:
-            err = record.error()
-            if err is not None:
-                if err.code() != _EOF:
-                    _log.warning("consumer error (group=%s): %s", self.settings.group, err)
-                continue
-            key = (record.topic(), record.partition())
-            state = self.partitions.get(key)
-            if state is not None:  # else: revoked meanwhile; its new owner reads it
-                self._accept(state, record, staged.setdefault(key, []))
+        if not records:
+            return 0
+        staged = self._intake.accept(records)
         batches = self._batches(staged)
         self.settlement.track(batches)
         self._pool.submit(batches)
@@ -94,29 +103,21 @@ class Engine:
             self.partitions.check_pause(key, self._consumer)
         return len(records)
 
-    def _accept(self, state: PartitionState, record: Any, staged: list[MessageExt]) -> None:
-        offset = record.offset()
-        try:
-            msg = to_listener_message(record, self._subs.own_retry)
-        except (RmqCompatError, ValueError) as exc:
-            state.pq.add(offset, len(record.value() or b""))
-            self._quarantine(state, record, str(exc))
-            return
-        if not self._subs.matches(record.topic(), msg.tags):
-            state.pq.seen(offset)  # filtered messages count as consumed
-            return
-        state.pq.add(offset, len(msg.body))
-        staged.append(msg)
-
     def _batches(self, staged: dict[Key, list[MessageExt]]) -> list[ConsumeBatch]:
         size = self.settings.consume_message_batch_max_size
-        out = []
+        out: list[ConsumeBatch] = []
         for key, msgs in staged.items():
             state = self.partitions.get(key)
-            if state is None:
+            if state is None or not msgs:
                 continue
-            for i in range(0, len(msgs), size):
-                out.append(ConsumeBatch(key, state.queue, state.pq, msgs[i : i + size]))
+            queue, pq = state.queue, state.pq
+            if size == 1:  # RocketMQ's default: one message per listener call
+                out += [ConsumeBatch(key, queue, pq, [m]) for m in msgs]
+            else:
+                out += [
+                    ConsumeBatch(key, queue, pq, msgs[i : i + size])
+                    for i in range(0, len(msgs), size)
+                ]
         return out
 
     def _quarantine(self, state: PartitionState, record: Any, reason: str) -> None:
@@ -138,9 +139,8 @@ class Engine:
 
         self._sink.produce(out, done)
 
-    def _settle_results(self, timeout: float) -> None:
-        for result in self._pool.results(timeout):
-            self.settlement.on_result(result)
+    def _settle_results(self) -> None:
+        self.settlement.on_results(self._pool.results())
         self._sink.poll()
 
     def _housekeeping(self) -> None:
@@ -160,7 +160,8 @@ class Engine:
         deadline = self._clock() + self.settings.await_termination_s
         while not self.settlement.quiet() and self._clock() < deadline:
             self._consumer.consume(1, 0.0)  # serves rebalance callbacks meanwhile
-            self._settle_results(POLL_TIMEOUT_S)
+            self._pool.wait(POLL_TIMEOUT_S)
+            self._settle_results()
         self._sink.flush(min(5.0, self.settings.send_back_timeout_s))
-        self._settle_results(0.0)
+        self._settle_results()
         self.partitions.commit(asynchronous=False)

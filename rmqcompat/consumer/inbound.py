@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rmqcompat import properties as props
+from rmqcompat.consumer.tag_filter import TagFilter
 from rmqcompat.message import MessageExt
-from rmqcompat.wire import KafkaRecord, decode_record
+from rmqcompat.wire import KafkaRecord, TopicDecoder, decode_record
 
 
 def to_listener_message(record: KafkaRecord, own_retry_topic: str) -> MessageExt:
@@ -14,8 +17,41 @@ def to_listener_message(record: KafkaRecord, own_retry_topic: str) -> MessageExt
         MalformedHeaderError / InvalidNameError: a poison record (quarantine it).
     """
     msg = decode_record(record)
+    reset_retry_topic(msg, own_retry_topic)
+    return msg
+
+
+def reset_retry_topic(msg: MessageExt, own_retry_topic: str) -> None:
     if msg.topic == own_retry_topic:
         original = msg.properties.get(props.RETRY_TOPIC)
         if original:
             msg.topic = original
-    return msg
+
+
+@dataclass(frozen=True)
+class InboundTopic:
+    """Everything the poll thread needs per physical topic, resolved once per topic.
+
+    ``tags`` is None when every tag is wanted (``"*"``), so the filter costs nothing then.
+    """
+
+    decoder: TopicDecoder
+    own_retry: str | None  # set when this is the group's retry topic (its topic is reset)
+    tags: TagFilter | None
+
+    @classmethod
+    def of(cls, physical: str, own_retry: str, tag_filter: TagFilter | None) -> InboundTopic:
+        """Raises InvalidNameError: ``physical`` is not a name rmqcompat produces."""
+        decoder = TopicDecoder.of(physical)
+        wanted = tag_filter if tag_filter is not None and tag_filter.tags is not None else None
+        return cls(decoder, own_retry if decoder.logical == own_retry else None, wanted)
+
+    def message(self, record: KafkaRecord, partition: int, offset: int) -> MessageExt:
+        """Raises MalformedHeaderError: a poison record (quarantine it)."""
+        msg = self.decoder.decode(record, partition, offset)
+        if self.own_retry is not None:
+            reset_retry_topic(msg, self.own_retry)
+        return msg
+
+    def wanted(self, msg: MessageExt) -> bool:
+        return self.tags is None or self.tags.matches(msg.tags)

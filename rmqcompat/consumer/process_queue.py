@@ -8,7 +8,8 @@ span between the first and last in-flight offsets drive flow control.
 
 from __future__ import annotations
 
-import heapq
+import bisect
+from collections import deque
 from dataclasses import dataclass, field
 
 
@@ -17,10 +18,13 @@ class ProcessQueue:
     """In-flight offsets of one partition; not thread-safe (the poll thread owns it).
 
     ``dropped`` is set when the partition is revoked: later results for it are ignored.
+    Every operation is O(1) amortised: a partition is fetched in offset order, so
+    ``_order`` is appended to and stays sorted; removed offsets are dropped lazily from
+    either end when the first or last in-flight offset is asked for.
     """
 
     _sizes: dict[int, int] = field(default_factory=dict)
-    _heap: list[int] = field(default_factory=list)
+    _order: deque[int] = field(default_factory=deque)
     _highest_seen: int = -1
     _floor: int = -1
     size_bytes: int = 0
@@ -28,22 +32,36 @@ class ProcessQueue:
 
     def add(self, offset: int, size: int) -> None:
         """Track ``offset`` as in flight (a re-added offset is counted once)."""
-        self.seen(offset)
+        if offset > self._highest_seen:
+            self._highest_seen = offset
         if offset in self._sizes:
             return
         self._sizes[offset] = size
         self.size_bytes += size
-        heapq.heappush(self._heap, offset)
+        order = self._order
+        if not order or offset > order[-1]:
+            order.append(offset)
+        else:  # out of order (rare: a stale record fetched again): keep _order sorted
+            order.insert(bisect.bisect_left(order, offset), offset)
 
     def seen(self, offset: int) -> None:
         """Record that ``offset`` was fetched without tracking it (e.g. filtered by tag)."""
-        self._highest_seen = max(self._highest_seen, offset)
+        if offset > self._highest_seen:
+            self._highest_seen = offset
 
     def remove(self, offset: int) -> None:
         """``offset`` is done; unknown offsets are ignored (e.g. released twice)."""
         size = self._sizes.pop(offset, None)
         if size is not None:
             self.size_bytes -= size
+
+    def remove_all(self, offsets: list[int]) -> None:
+        """:meth:`remove` for each of ``offsets`` (the settle fast path: one call per batch)."""
+        sizes = self._sizes
+        for offset in offsets:
+            size = sizes.pop(offset, None)
+            if size is not None:
+                self.size_bytes -= size
 
     def __contains__(self, offset: int) -> bool:
         return offset in self._sizes
@@ -54,15 +72,23 @@ class ProcessQueue:
 
     def first(self) -> int | None:
         """Smallest in-flight offset, or None."""
-        while self._heap and self._heap[0] not in self._sizes:
-            heapq.heappop(self._heap)  # lazily drop offsets already removed
-        return self._heap[0] if self._heap else None
+        order, sizes = self._order, self._sizes
+        while order and order[0] not in sizes:
+            order.popleft()
+        return order[0] if order else None
+
+    def last(self) -> int | None:
+        """Largest in-flight offset, or None."""
+        order, sizes = self._order, self._sizes
+        while order and order[-1] not in sizes:
+            order.pop()
+        return order[-1] if order else None
 
     @property
     def span(self) -> int:
         """Last minus first in-flight offset (RocketMQ's ``getMaxSpan``); 0 when empty."""
         first = self.first()
-        return 0 if first is None else max(self._sizes) - first
+        return 0 if first is None else self.last() - first  # type: ignore[operator]
 
     def commit_offset(self) -> int | None:
         """The next offset to consume after a restart, or None if nothing was seen yet."""

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rmqcompat.consumer.ack import split_batch
-from rmqcompat.consumer.dispatch import BatchResult, ConsumeBatch, WorkerPool
+from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
+from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
 from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
@@ -25,6 +26,7 @@ _log = logging.getLogger("rmqcompat.consumer")
 
 #: RocketMQ's ``cleanExpireMsg`` sends a timed-out message back on this level.
 TIMEOUT_DELAY_LEVEL = 3
+_SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
 
 @dataclass
@@ -51,15 +53,14 @@ class Settlement:
         self._partitions = partitions
         self._pool = pool
         self._clock = clock
-        self._running: dict[int, ConsumeBatch] = {}
+        self._running: dict[ConsumeBatch, bool] = {}  # insertion-ordered set
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self.pending_sendbacks = 0
         self.late_results_ignored = 0
 
     def track(self, batches: list[ConsumeBatch]) -> None:
-        for batch in batches:
-            self._running[batch.id] = batch
+        self._running.update(dict.fromkeys(batches, True))
 
     def running(self) -> int:
         return len(self._running)
@@ -68,20 +69,40 @@ class Settlement:
         """Nothing running and no send-back awaiting its delivery report."""
         return not self._running and self.pending_sendbacks == 0
 
-    def on_result(self, result: BatchResult) -> None:
-        batch = result.batch
-        if self._running.pop(batch.id, None) is None:
-            self.late_results_ignored += 1  # released by the consume timeout already
-            return
-        if result.status is None or batch.pq.dropped:
-            return  # the partition was revoked: its new owner consumes these again
-        context = result.context
-        outcome = split_batch(
-            result.status, context.ack_index, len(batch.messages), context.failed_indexes
-        )
+    def on_results(self, batches: list[ConsumeBatch]) -> None:
+        """Settle finished batches (ackIndex, release, send-back), in the order given."""
+        running = self._running
+        for batch in batches:
+            if running.pop(batch, None) is None:
+                self.late_results_ignored += 1  # released by the consume timeout already
+                continue
+            status, context, pq = batch.status, batch.context, batch.pq
+            if status is None or context is None or pq.dropped:
+                continue  # the partition was revoked: its new owner consumes these again
+            msgs = batch.messages
+            if (
+                status is _SUCCESS
+                and context.ack_index >= len(msgs) - 1
+                and not context.failed_indexes
+            ):  # everything succeeded: what split_batch would say, without building it
+                if len(msgs) == 1:
+                    pq.remove(msgs[0].queue_offset)
+                else:
+                    pq.remove_all([m.queue_offset for m in msgs])
+                continue
+            self._settle_split(batch, status, context)
+
+    def _settle_split(
+        self,
+        batch: ConsumeBatch,
+        status: ConsumeConcurrentlyStatus,
+        context: ConsumeConcurrentlyContext,
+    ) -> None:
+        msgs = batch.messages
+        outcome = split_batch(status, context.ack_index, len(msgs), context.failed_indexes)
         for i in outcome.ok:
-            batch.pq.remove(batch.messages[i].queue_offset)
-        failed = [batch.messages[i] for i in outcome.failed]
+            batch.pq.remove(msgs[i].queue_offset)
+        failed = [msgs[i] for i in outcome.failed]
         if failed:
             self._failed(batch, failed, context.delay_level_when_next_consume)
 
@@ -153,10 +174,10 @@ class Settlement:
     def expire(self, now: float) -> None:
         """Release batches consuming longer than ``consume_timeout``: send them back."""
         limit = self._settings.consume_timeout_s
-        for batch in list(self._running.values()):
+        for batch in list(self._running):
             if batch.started_at is None or now - batch.started_at <= limit or batch.pq.dropped:
                 continue
-            del self._running[batch.id]
+            del self._running[batch]
             batch.expired = True
             msgs = [m for m in batch.messages if m.queue_offset in batch.pq]
             _log.warning(

@@ -43,6 +43,10 @@ class Subscriptions:
     def logical(self, physical: str) -> str:
         return from_kafka_topic(physical)[1]
 
+    def filter_of(self, physical: str) -> TagFilter | None:
+        """The tag filter of a physical topic; None for a topic not subscribed by name."""
+        return self._physical.get(physical)
+
     def matches(self, physical: str, tag: str | None) -> bool:
         tag_filter = self._physical.get(physical)
         return tag_filter is None or tag_filter.matches(tag)

@@ -56,3 +56,32 @@ def test_count_size_and_span():
     assert 7 in pq and 1 not in pq
     pq.remove(7)
     assert (pq.count, pq.size_bytes, pq.span, pq.first()) == (0, 0, 0, None)
+
+
+def test_first_and_last_skip_removed_offsets_lazily():
+    pq = ProcessQueue()
+    for offset in range(10, 20):
+        pq.add(offset, 1)
+    pq.remove_all([10, 11, 18, 19])
+    assert (pq.first(), pq.last(), pq.span, pq.count) == (12, 17, 5, 6)
+
+
+def test_out_of_order_add_keeps_the_order():
+    pq = ProcessQueue()
+    pq.add(10, 1)
+    pq.add(12, 1)
+    pq.add(11, 1)  # a stale record fetched again, below the last one
+    pq.remove(10)
+    assert (pq.first(), pq.last()) == (11, 12)
+    pq.remove(11)
+    assert pq.commit_offset() == 12
+
+
+def test_remove_then_re_add_is_tracked_again():
+    pq = ProcessQueue()
+    pq.add(5, 2)
+    pq.remove(5)
+    pq.add(5, 2)
+    assert (pq.first(), pq.count, pq.size_bytes) == (5, 1, 2)
+    pq.remove(5)
+    assert (pq.first(), pq.last(), pq.count, pq.size_bytes) == (None, None, 0, 0)

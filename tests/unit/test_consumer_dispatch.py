@@ -1,0 +1,106 @@
+"""The worker pool: every batch runs once, a stuck listener holds one thread, waits wake up."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
+from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus
+from rmqcompat.consumer.process_queue import ProcessQueue
+from rmqcompat.consumer.wakeups import Wakeups
+from rmqcompat.message import MessageExt, MessageQueue
+
+OK = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+
+def _batches(n: int, pq: ProcessQueue | None = None) -> list[ConsumeBatch]:
+    pq = pq or ProcessQueue()
+    queue = MessageQueue("T", 0)
+    return [
+        ConsumeBatch(("t", 0), queue, pq, [MessageExt("T", b"", str(i), 0, i, 0, 0)])
+        for i in range(n)
+    ]
+
+
+def _collect(pool: WorkerPool, count: int, timeout: float = 5.0) -> list[ConsumeBatch]:
+    out: list[ConsumeBatch] = []
+    deadline = time.monotonic() + timeout
+    while len(out) < count and time.monotonic() < deadline:
+        pool.wait(0.05)
+        out += pool.results()
+    return out
+
+
+def test_every_batch_runs_once_with_its_own_context():
+    seen: list[str] = []
+    pool = WorkerPool(lambda msgs, ctx: seen.append(msgs[0].msg_id) or OK, "g", 4, time.monotonic)
+    try:
+        pool.submit(_batches(500))
+        done = _collect(pool, 500)
+    finally:
+        pool.shutdown()
+    assert sorted(seen, key=int) == [str(i) for i in range(500)]
+    assert len({id(b.context) for b in done}) == 500
+    assert all(b.status is OK and b.started_at is not None for b in done)
+
+
+def test_a_stuck_listener_holds_one_thread_only():
+    release = threading.Event()
+
+    def listener(msgs, ctx):
+        if msgs[0].msg_id == "0":
+            release.wait(5)
+        return OK
+
+    pool = WorkerPool(listener, "g", 2, time.monotonic)
+    try:
+        pool.submit(_batches(5))
+        done = _collect(pool, 4)
+        release.set()
+        done += _collect(pool, 1)
+    finally:
+        pool.shutdown()
+    assert [b.messages[0].msg_id for b in done][-1] == "0"
+    assert len(done) == 5
+
+
+def test_dropped_or_expired_batches_are_skipped():
+    calls: list[int] = []
+    pq = ProcessQueue()
+    pq.dropped = True
+    pool = WorkerPool(lambda msgs, ctx: calls.append(1) or OK, "g", 1, time.monotonic)
+    try:
+        pool.submit(_batches(2, pq))
+        done = _collect(pool, 2)
+    finally:
+        pool.shutdown()
+    assert calls == [] and [b.status for b in done] == [None, None]
+
+
+def test_wait_returns_false_when_nothing_finishes():
+    pool = WorkerPool(lambda msgs, ctx: OK, "g", 1, time.monotonic)
+    try:
+        assert pool.wait(0.01) is False
+        assert pool.wait(0.01, backlog_below=1) is True  # nothing queued: no reason to wait
+    finally:
+        pool.shutdown()
+
+
+def test_wakeups_wake_one_worker_per_offer_and_close_releases_all():
+    wakeups = Wakeups(2)
+    work: list[int] = []
+    results: list[bool] = []
+    threads = [threading.Thread(target=lambda: results.append(wakeups.park(work))) for _ in "ab"]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.05)  # both parked
+    work.append(1)
+    wakeups.offer(work)
+    wakeups.offer(work)  # one woken worker is already on its way: no second wake-up
+    time.sleep(0.05)
+    assert results == [True]
+    wakeups.close()
+    for thread in threads:
+        thread.join(1)
+    assert sorted(results) == [False, True]

@@ -1,0 +1,102 @@
+"""Decoding on the consumer's hot path: fast header decoding and per-topic decoders."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rmqcompat import properties as props
+from rmqcompat.consumer.inbound import InboundTopic
+from rmqcompat.consumer.tag_filter import TagFilter
+from rmqcompat.errors import InvalidNameError, MalformedHeaderError
+from rmqcompat.message import MessageExt
+from rmqcompat.wire import TopicDecoder, decode_properties
+
+
+class Record:
+    def __init__(self, headers: list | None, value: bytes | None = b"body") -> None:
+        self._headers = headers
+
+        self._value = value
+
+    def topic(self) -> str:
+        return "ns.T"
+
+    def partition(self) -> int:
+        return 3
+
+    def offset(self) -> int:
+        return 77
+
+    def key(self) -> bytes:
+        return b"k"
+
+    def value(self) -> bytes | None:
+        return self._value
+
+    def headers(self) -> list | None:
+        return self._headers
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, 5000)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        None,
+        [],
+        [("A", b"1"), ("B", "é".encode())],
+        [("A", None)],
+        [("A", b"\xff")],
+        [("A", b"1"), ("A", b"2")],
+    ],
+)
+def test_decode_properties_agrees_with_the_codec(headers):
+    try:
+        expected = props.from_headers(headers)
+    except MalformedHeaderError as exc:
+        with pytest.raises(MalformedHeaderError, match=str(exc)):
+            decode_properties(headers)
+    else:
+        assert decode_properties(headers) == expected
+
+
+def test_every_field_lands_where_the_keyword_constructor_puts_it():
+    headers = props.to_headers(
+        {props.UNIQ_KEY: "ID", props.BORN_TIMESTAMP: "4000", props.RECONSUME_TIME: "9"}
+    )
+    msg = TopicDecoder("ns.T", "T").decode(Record(headers), 3, 77)
+    expected = MessageExt(
+        topic="T",
+        body=b"body",
+        msg_id="ID",
+        queue_id=3,
+        queue_offset=77,
+        born_timestamp=4000,
+        store_timestamp=5000,
+        reconsume_times=9,
+        properties=props.from_headers(headers),
+        key=b"k",
+    )
+    assert dataclasses.asdict(msg) == dataclasses.asdict(expected)
+
+
+def test_retry_topic_messages_get_their_original_topic_back():
+    headers = props.to_headers({props.RETRY_TOPIC: "Orders"})
+    inbound = InboundTopic.of("ns.rmq.retry.G", "%RETRY%G", TagFilter.parse("*"))
+    msg = inbound.decoder.decode(Record(headers), 0, 1)
+    assert (inbound.own_retry, inbound.tags) == ("%RETRY%G", None)
+    assert msg.topic == "%RETRY%G"  # the reset is the consumer's step, not the decoder's
+
+
+def test_tag_filter_is_kept_only_when_it_filters():
+    inbound = InboundTopic.of("ns.T", "%RETRY%G", TagFilter.parse("A || B"))
+    assert inbound.own_retry is None and inbound.tags is not None
+    assert inbound.tags.matches("A") and not inbound.tags.matches(None)
+
+
+def test_foreign_topic_name_is_refused():
+    with pytest.raises(InvalidNameError):
+        InboundTopic.of("a.b.c", "%RETRY%G", None)

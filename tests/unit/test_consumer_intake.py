@@ -1,0 +1,96 @@
+"""The poll thread's intake: decode, retry-topic reset, tag filter, poison, revoked partitions."""
+
+from __future__ import annotations
+
+from rmqcompat import properties as props
+from rmqcompat.config import ClientConfig
+from rmqcompat.consumer.intake import Intake
+from rmqcompat.consumer.partitions import Partitions
+from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.consumer.subscriptions import Subscriptions
+from rmqcompat.message import MessageQueue
+
+TOPIC, RETRY = "ns.T", "ns.rmq.retry.G"
+
+
+class Record:
+    def __init__(self, topic: str, partition: int, offset: int, headers: dict | list) -> None:
+        self._where = (topic, partition, offset)
+        self._headers = props.to_headers(headers) if isinstance(headers, dict) else headers
+
+    def error(self) -> None:
+        return None
+
+    def topic(self) -> str:
+        return self._where[0]
+
+    def partition(self) -> int:
+        return self._where[1]
+
+    def offset(self) -> int:
+        return self._where[2]
+
+    def key(self) -> None:
+        return None
+
+    def value(self) -> bytes:
+        return b"xy"
+
+    def headers(self) -> list:
+        return self._headers
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, 1000)
+
+
+def _intake(expression: str = "*"):
+    settings = ConsumerSettings("G", ClientConfig("localhost:9092", "ns"))
+    subs = Subscriptions("G", "ns")
+    subs.add("T", expression)
+    subs.add_own_retry()
+    partitions = Partitions(settings, lambda offsets, asynchronous: None)
+    for key in ((TOPIC, 0), (TOPIC, 1), (RETRY, 0)):
+        partitions.add(key, MessageQueue(subs.logical(key[0]), key[1]), 0)
+    poisoned: list[tuple[int, str]] = []
+    intake = Intake(subs, partitions, lambda state, rec, why: poisoned.append((rec.offset(), why)))
+    return intake, partitions, poisoned
+
+
+def test_messages_are_grouped_per_partition_in_fetch_order_and_tracked():
+    intake, partitions, _ = _intake()
+    records = [Record(TOPIC, 0, 0, {}), Record(TOPIC, 1, 5, {}), Record(TOPIC, 0, 1, {})]
+    staged = intake.accept(records)
+    assert {k: [m.queue_offset for m in v] for k, v in staged.items()} == {
+        (TOPIC, 0): [0, 1],
+        (TOPIC, 1): [5],
+    }
+    pq = partitions.get((TOPIC, 0)).pq
+    assert (pq.count, pq.size_bytes, pq.first()) == (2, 4, 0)
+
+
+def test_retry_topic_messages_get_their_original_topic():
+    intake, _, _ = _intake()
+    staged = intake.accept([Record(RETRY, 0, 0, {props.RETRY_TOPIC: "T"})])
+    assert staged[(RETRY, 0)][0].topic == "T"
+
+
+def test_filtered_messages_are_seen_not_in_flight():
+    intake, partitions, _ = _intake("A")
+    staged = intake.accept([Record(TOPIC, 0, 0, {props.TAGS: "B"}), Record(TOPIC, 0, 1, {})])
+    assert staged == {(TOPIC, 0): []}
+    assert partitions.get((TOPIC, 0)).pq.commit_offset() == 2
+
+
+def test_poison_record_stays_in_flight_and_is_quarantined():
+    intake, partitions, poisoned = _intake()
+    staged = intake.accept([Record(TOPIC, 0, 0, [("TAGS", b"\xff")]), Record(TOPIC, 0, 1, {})])
+    assert [m.queue_offset for m in staged[(TOPIC, 0)]] == [1]
+    assert [offset for offset, _ in poisoned] == [0]
+    assert 0 in partitions.get((TOPIC, 0)).pq
+
+
+def test_records_of_a_revoked_partition_are_skipped():
+    intake, partitions, _ = _intake()
+    partitions.drop([(TOPIC, 1)], commit=False)
+    staged = intake.accept([Record(TOPIC, 1, 0, {}), Record(TOPIC, 0, 3, {})])
+    assert list(staged) == [(TOPIC, 0)]
