@@ -83,7 +83,7 @@ def _admin_settings(ctx: CliContext) -> dict[str, Any]:
         raise click.UsageError(
             "no Kafka cluster: pass --bootstrap-servers or set RMQCOMPAT_BOOTSTRAP_SERVERS"
         )
-    return ClientConfig(ctx.bootstrap_servers, namespace=ctx.namespace).librdkafka()
+    return ClientConfig(ctx.bootstrap_servers, namespace=ctx.namespace).librdkafka("admin")
 
 
 def _context() -> CliContext:

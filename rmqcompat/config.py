@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rmqcompat.errors import ConfigError
+from rmqcompat.kafka_settings import ClientKind, for_client
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
 from rmqcompat.topics.naming import validate_namespace
@@ -54,9 +55,13 @@ class ClientConfig:
         object.__setattr__(self, "kafka_config", dict(self.kafka_config))
         object.__setattr__(self, "levels", DelayLevels.parse(self.message_delay_level))
 
-    def librdkafka(self, **explicit: Any) -> dict[str, Any]:
-        """Settings for a confluent-kafka client: passthrough first, explicit ones win."""
-        settings = dict(self.kafka_config)
+    def librdkafka(self, kind: ClientKind | None = None, **explicit: Any) -> dict[str, Any]:
+        """Settings for a confluent-kafka client: passthrough first, explicit ones win.
+
+        With ``kind``, passthrough settings that only another kind of client reads are
+        left out, so one ``kafka_config`` serves every client without librdkafka warnings.
+        """
+        settings = dict(self.kafka_config) if kind is None else for_client(self.kafka_config, kind)
         settings.update(explicit)
         settings["bootstrap.servers"] = self.bootstrap_servers
         return settings

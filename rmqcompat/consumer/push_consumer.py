@@ -94,7 +94,9 @@ class DefaultMQPushConsumer:
         s = self.settings
         if not s.broadcasting:
             self._subs.add_own_retry()
-        ensure_topics(s.client.librdkafka(), internal_topics(s, self._topology), s.client.namespace)
+        ensure_topics(
+            s.client.librdkafka("admin"), internal_topics(s, self._topology), s.client.namespace
+        )
         self._pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
         consumer, partitions = self._connect()
         sink = RecordSink(producer_config(s))

@@ -29,24 +29,26 @@ def consumer_config(settings: ConsumerSettings) -> dict[str, Any]:
     if settings.broadcasting:
         group_id += ".broadcast"  # never joins: broadcasting consumers assign() themselves
     return settings.client.librdkafka(
+        "consumer",
         **{
             "group.id": group_id,
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest" if first else "latest",
             "on_commit": _on_commit,
-        }
+        },
     )
 
 
 def producer_config(settings: ConsumerSettings) -> dict[str, Any]:
     return settings.client.librdkafka(
+        "producer",
         **{
             "acks": "all",
             "enable.idempotence": True,
             "linger.ms": 5,
             "message.timeout.ms": int(settings.send_back_timeout_s * 1000),
-        }
+        },
     )
 
 

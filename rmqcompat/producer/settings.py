@@ -59,5 +59,5 @@ class ProducerSettings:
             size = self.client.max_message_size + _RECORD_HEADROOM
             explicit["message.max.bytes"] = max(1_000_000, size)
         settings = dict(PRODUCER_DEFAULTS)
-        settings.update(self.client.librdkafka(**explicit))
+        settings.update(self.client.librdkafka("producer", **explicit))
         return settings

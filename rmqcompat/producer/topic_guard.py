@@ -79,7 +79,7 @@ class TopicGuard:
                 return
             topic = self._config.levels.topic(level)
             try:
-                admin = self._config.librdkafka()
+                admin = self._config.librdkafka("admin")
                 ensure_topics(admin, {topic: self._level_spec}, self._config.namespace)
             except KafkaException as exc:
                 # Broker unreachable: produce anyway (retries/spool apply) and try again later.

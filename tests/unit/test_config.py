@@ -83,3 +83,49 @@ def test_bad_delay_table_raises_config_error(table: str) -> None:
 
 def test_custom_delay_table_is_parsed() -> None:
     assert ClientConfig("h:9092", message_delay_level="100ms 1s").levels.durations_ms == (100, 1000)
+
+
+def test_each_kind_of_client_gets_only_the_passthrough_settings_it_reads() -> None:
+    config = ClientConfig(
+        "b:9092",
+        kafka_config={
+            "session.timeout.ms": 6000,
+            "linger.ms": 20,
+            "security.protocol": "SASL_SSL",
+        },
+    )
+
+    consumer = config.librdkafka("consumer")
+    producer = config.librdkafka("producer", acks="all")
+    admin = config.librdkafka("admin")
+
+    assert consumer["session.timeout.ms"] == 6000 and "linger.ms" not in consumer
+    assert producer["linger.ms"] == 20 and "session.timeout.ms" not in producer
+    assert producer["acks"] == "all"
+    assert "linger.ms" not in admin and "session.timeout.ms" not in admin
+    for settings in (consumer, producer, admin):
+        assert settings["security.protocol"] == "SASL_SSL"
+        assert settings["bootstrap.servers"] == "b:9092"
+
+
+def test_confluent_clients_accept_the_filtered_settings_without_warnings() -> None:
+    import logging
+
+    from confluent_kafka import Consumer, Producer
+
+    config = ClientConfig(
+        "127.0.0.1:1",
+        kafka_config={"session.timeout.ms": 6000, "linger.ms": 20, "group.id": "g"},
+    )
+    records: list[logging.LogRecord] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger = logging.getLogger("test-kafka-settings")
+    logger.addHandler(Collect())
+    Producer({**config.librdkafka("producer"), "logger": logger}).flush(0)
+    Consumer({**config.librdkafka("consumer"), "logger": logger}).close()
+
+    assert not [r for r in records if "CONFWARN" in r.getMessage()]
