@@ -1,92 +1,215 @@
-"""Delay-forwarder benchmark: lateness at a steady rate, and backlog throughput vs raw copy.
+"""Delay-forwarder benchmark: lateness at a steady rate, backlog throughput, retry round trip.
 
-Per run, on a fresh namespace:
-1. lateness: park records on a 1 s level at RATE msg/s for SECONDS s while a forwarder
-   runs; lateness = (CreateTime of the forwarded record, i.e. the forwarder's produce
-   time) - DUE_TIME, and end-to-end = (time this script reads it) - DUE_TIME.
-2. throughput: BACKLOG records already due are parked before the forwarder starts;
-   forwarded msgs/s = BACKLOG / (last - first CreateTime on the real topic). The same
-   backlog is copied by a raw confluent-kafka consume->produce loop; ratio = fwd / raw.
-Medians over RUNS runs are printed. Broker: RMQCOMPAT_BOOTSTRAP_SERVERS, else the dev broker.
+Every party runs in its own process, so none of them competes with another for a GIL:
+the broker (Tansu dev broker unless --bootstrap-servers), the forwarder (the real
+``rmqcompat forwarder run`` CLI), the load generator and copy loops (spawned children);
+this process only reads and times. Each run uses a fresh namespace. Measured per run:
 
-    python benchmarks/forwarder.py [--rate 5000] [--seconds 10] [--runs 3]
+1. lateness: park SIZE-byte records on a one-level table (--level, 1s) at RATE msg/s for
+   SECONDS s. The body carries the record's DUE_TIME. Forwarder lateness = CreateTime of
+   the forwarded record (set by the forwarder's produce call) - DUE_TIME; arrival
+   lateness = time this process read it - DUE_TIME.
+2. backlog: BACKLOG records already due, parked before the forwarder starts; msgs/s =
+   count / span of their CreateTimes on the real topic. A raw confluent-kafka
+   consume->produce loop copies the same records (headers kept), timed the same way.
+3. retry round trip: RETRY messages on a business topic; a DefaultMQPushConsumer whose
+   listener returns RECONSUME_LATER on the first delivery and CONSUME_SUCCESS on the
+   retry, table ``10ms 20ms 30ms`` (first retry waits 30 ms). msgs/s = messages / time
+   from the first delivery to the last successful retry (consume -> send-back -> level
+   topic -> forwarder -> retry topic -> consume). Compared with the raw copy of the same
+   messages; note the loop does two consumes and two produces per message.
+
+    python benchmarks/forwarder.py [--rate 5000] [--seconds 10] [--runs 3] [--size 100]
+        [--backlog 50000] [--retry 10000] [--bootstrap-servers host:port]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing as mp
 import os
+import signal
 import statistics
-import threading
+import subprocess
+import sys
 import time
+import urllib.request
 import uuid
+from collections.abc import Callable, Iterator
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from rmqcompat import parking
-from rmqcompat.forwarder import DelayForwarder
+from rmqcompat import properties as props
+from rmqcompat.dev_broker import DevBroker, free_port
 from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopicSpec
 
-TABLE = "1s"
-LEVELS = DelayLevels.parse(TABLE)
 PARTITIONS = 4
-BACKLOG = 50_000
+RETRY_TABLE = "10ms 20ms 30ms"
 # Test-style overrides so a group join takes ~1 s on the dev broker (see TESTING.md).
 OVERRIDES = {
-    "session.timeout.ms": 2000 if "RMQCOMPAT_BOOTSTRAP_SERVERS" not in os.environ else 6000,
+    "session.timeout.ms": 6000,
     "heartbeat.interval.ms": 200,
     "fetch.wait.max.ms": 50,
     "partition.assignment.strategy": "cooperative-sticky",
 }
+CTX = mp.get_context("spawn")
 
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def pct(values: list[float], q: float) -> float:
+def pct(values: list[int], q: float) -> int:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def setup(bs: str, ns: str) -> None:
+def setup(bs: str, ns: str, table: str) -> None:
     specs = {"Bench": TopicSpec(PARTITIONS), "Copy": TopicSpec(PARTITIONS)}
-    specs |= {t: TopicSpec(PARTITIONS) for t in LEVELS.topics()}
+    specs |= {t: TopicSpec(PARTITIONS) for t in DelayLevels.parse(table).topics()}
     ensure_topics({"bootstrap.servers": bs}, specs, ns)
 
 
-def park(producer: Producer, ns: str, i: int, parked_at: int) -> None:
-    rec = parking.park(
-        str(i).encode(), str(i).encode(), {}, real_topic="Bench", level=1, levels=LEVELS,
-        namespace=ns, now_ms=parked_at,
-    )  # fmt: skip
-    producer.produce(rec.topic, rec.value, rec.key, headers=rec.headers)
-    producer.poll(0)
+def body(i: int, due: int, size: int) -> bytes:
+    return f"{i} {due} ".encode().ljust(size, b"x")
 
 
-def fill_at_rate(bs: str, ns: str, rate: int, seconds: float, dues: dict[bytes, int]) -> None:
+def produce(producer: Producer, topic: str, value: bytes, key: bytes | None, headers) -> None:
+    while True:
+        try:
+            producer.produce(topic, value, key, headers=headers)
+            return
+        except BufferError:
+            producer.poll(0.05)
+
+
+# -- child processes ------------------------------------------------------------------------
+
+
+def generate(bs: str, ns: str, table: str, rate: int, seconds: float, size: int, overdue: bool):
+    """Park records at ``rate`` msg/s for ``seconds`` (rate 0: as fast as possible, due now)."""
+    levels = DelayLevels.parse(table)
+    delay = levels.delay_ms(1)
     producer = Producer({"bootstrap.servers": bs, "linger.ms": 5})
-    start, sent, i = time.monotonic(), 0, 0
-    while (elapsed := time.monotonic() - start) < seconds:
-        for _ in range(int(elapsed * rate) - sent):
-            parked_at = now_ms()
-            dues[str(i).encode()] = parked_at + LEVELS.delay_ms(1)
-            park(producer, ns, i, parked_at)
-            i += 1
-        sent = i
-        time.sleep(0.002)  # pacing of the load generator, not of the forwarder
+    count = int(rate * seconds)
+    start, sent = time.monotonic(), 0
+    while sent < count:
+        target = count if overdue else min(count, int((time.monotonic() - start) * rate))
+        for i in range(sent, target):
+            parked_at = now_ms() - (delay + 1 if overdue else 0)
+            rec = parking.park(
+                body(i, parked_at + delay, size), str(i).encode(), {props.UNIQ_KEY: f"id{i}"},
+                real_topic="Bench", level=1, levels=levels, namespace=ns, now_ms=parked_at,
+            )  # fmt: skip
+            produce(producer, rec.topic, rec.value, rec.key, rec.headers)
+        sent = target
+        producer.poll(0)
+        time.sleep(0.001)  # pacing of the generator only
+    producer.flush(120)
+
+
+def raw_copy(bs: str, source: str, target: str, count: int) -> None:
+    """A plain consume->produce loop (headers kept, idempotent producer, no commits)."""
+    consumer = Consumer({**OVERRIDES, "bootstrap.servers": bs, "group.id": uuid.uuid4().hex})
+    consumer.assign([TopicPartition(source, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
+    producer = Producer({"bootstrap.servers": bs, "enable.idempotence": True})
+    copied, deadline = 0, time.monotonic() + 300
+    while copied < count and time.monotonic() < deadline:
+        for msg in consumer.consume(500, 1.0):
+            if msg.error():
+                continue
+            produce(producer, target, msg.value(), msg.key(), msg.headers())
+            copied += 1
+        producer.poll(0)
     producer.flush(60)
+    consumer.close()
 
 
-def read_all(bs: str, topic: str, count) -> list[tuple[bytes, int, int]]:
-    """(value, CreateTime, receive time) of ``count()`` records of ``topic``."""
+def retry_consumer(bs: str, ns: str, topic: str, count: int, out) -> None:
+    """Fail each message once, succeed on its retry; report (first delivery, last success)."""
+    import threading
+
+    from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus as Status
+    from rmqcompat.consumer.listener import ConsumeFromWhere
+    from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
+
+    lock, done = threading.Lock(), threading.Event()
+    state = {"first": 0, "last": 0, "ok": 0}
+
+    def listener(msgs, _ctx):
+        with lock:
+            state["first"] = state["first"] or time.monotonic()
+            if msgs[0].reconsume_times == 0:
+                return Status.RECONSUME_LATER
+            state["ok"] += 1
+            state["last"] = time.monotonic()
+            if state["ok"] >= count:
+                done.set()
+            return Status.CONSUME_SUCCESS
+
+    consumer = DefaultMQPushConsumer(
+        "bench", bs, namespace=ns, message_delay_level=RETRY_TABLE, kafka_config=OVERRIDES,
+        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+    )  # fmt: skip
+    consumer.subscribe(topic)
+    consumer.register_message_listener(listener)
+    with consumer:
+        done.wait(600)
+    out.put((state["ok"], state["last"] - state["first"]))
+
+
+def run_child(target: Callable[..., None], *args: object) -> None:
+    proc = CTX.Process(target=target, args=args)
+    proc.start()
+    proc.join()
+    if proc.exitcode != 0:
+        raise SystemExit(f"{target.__name__} failed with exit code {proc.exitcode}")
+
+
+@contextlib.contextmanager
+def forwarder(bs: str, ns: str, table: str) -> Iterator[None]:
+    """``rmqcompat forwarder run`` in its own process, ready (healthy) on entry."""
+    port = free_port()
+    passthrough = [arg for k, v in OVERRIDES.items() for arg in ("-X", f"{k}={v}")]
+    cmd = [sys.executable, "-m", "rmqcompat.cli.main", "--bootstrap-servers", bs,
+           "--namespace", ns, "forwarder", "run", "--message-delay-level", table,
+           "--metrics-port", str(port), *passthrough]  # fmt: skip
+    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not healthy(port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the forwarder did not become healthy")
+            time.sleep(0.05)
+        yield
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as reply:
+            return reply.status == 200
+    except OSError:
+        return False
+
+
+# -- measurements ---------------------------------------------------------------------------
+
+
+def read(bs: str, topic: str, count: int) -> list[tuple[bytes, int, int]]:
+    """(value, CreateTime, read time) of ``count`` records of ``topic``, from its start."""
     consumer = Consumer({**OVERRIDES, "bootstrap.servers": bs, "group.id": uuid.uuid4().hex})
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     out: list[tuple[bytes, int, int]] = []
     deadline = time.monotonic() + 300
-    while len(out) < count() and time.monotonic() < deadline:
+    while len(out) < count and time.monotonic() < deadline:
         for msg in consumer.consume(1000, 0.1):
             if not msg.error():
                 out.append((msg.value(), msg.timestamp()[1], now_ms()))
@@ -94,92 +217,112 @@ def read_all(bs: str, topic: str, count) -> list[tuple[bytes, int, int]]:
     return out
 
 
-def lateness_run(bs: str, rate: int, seconds: float) -> dict[str, float]:
+def span_rate(records: list[tuple[bytes, int, int]]) -> float:
+    created = [c for _, c, _ in records]
+    return len(created) / max(1, max(created) - min(created)) * 1000
+
+
+def lateness_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     ns = "bench" + uuid.uuid4().hex[:8]
-    setup(bs, ns)
-    with DelayForwarder(bs, ns, TABLE, OVERRIDES) as forwarder:
-        while not forwarder.healthy():
-            time.sleep(0.05)
-        dues: dict[bytes, int] = {}
-        filler = threading.Thread(target=fill_at_rate, args=(bs, ns, rate, seconds, dues))
-        filler.start()
-        got = read_all(bs, f"{ns}.Bench", lambda: len(dues) if not filler.is_alive() else 1 << 60)
-        filler.join()
-    late = [created - dues[value] for value, created, _ in got]
-    e2e = [received - dues[value] for value, _, received in got]
+    setup(bs, ns, args.level)
+    count = int(args.rate * args.seconds)
+    with forwarder(bs, ns, args.level):
+        gen = CTX.Process(
+            target=generate, args=(bs, ns, args.level, args.rate, args.seconds, args.size, False)
+        )
+        gen.start()
+        got = read(bs, f"{ns}.Bench", count)
+        gen.join()
+    due = [int(value.split(b" ", 2)[1]) for value, _, _ in got]
+    late = [created - d for (_, created, _), d in zip(got, due, strict=True)]
+    arrival = [read_at - d for (_, _, read_at), d in zip(got, due, strict=True)]
     return {
         "n": len(got), "early": sum(1 for x in late if x < 0),
         "p50": pct(late, 0.5), "p99": pct(late, 0.99), "max": max(late),
-        "e2e_p50": pct(e2e, 0.5), "e2e_p99": pct(e2e, 0.99),
+        "arr_p50": pct(arrival, 0.5), "arr_p99": pct(arrival, 0.99), "arr_max": max(arrival),
     }  # fmt: skip
 
 
-def backlog_run(bs: str) -> dict[str, float]:
+def backlog_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     ns = "bench" + uuid.uuid4().hex[:8]
-    setup(bs, ns)
+    setup(bs, ns, args.level)
+    run_child(generate, bs, ns, args.level, args.backlog, 1.0, args.size, True)
+    with forwarder(bs, ns, args.level):
+        fwd = span_rate(read(bs, f"{ns}.Bench", args.backlog))
+    level_topic = to_kafka_topic(DelayLevels.parse(args.level).topic(1), ns)
+    run_child(raw_copy, bs, level_topic, f"{ns}.Copy", args.backlog)
+    raw = span_rate(read(bs, f"{ns}.Copy", args.backlog))
+    return {"fwd": fwd, "raw": raw, "ratio": fwd / raw}
+
+
+def fill_business(bs: str, topic: str, count: int, size: int) -> None:
     producer = Producer({"bootstrap.servers": bs, "linger.ms": 20})
-    overdue = now_ms() - LEVELS.delay_ms(1) - 1
-    for i in range(BACKLOG):
-        park(producer, ns, i, overdue)
+    for i in range(count):
+        headers = props.to_headers({props.UNIQ_KEY: f"id{i}", props.TAGS: "A"})
+        produce(producer, topic, body(i, 0, size), None, headers)
     producer.flush(120)
-    with DelayForwarder(bs, ns, TABLE, OVERRIDES):
-        got = read_all(bs, f"{ns}.Bench", lambda: BACKLOG)
-    created = [c for _, c, _ in got]
-    fwd_rate = BACKLOG / max(1, max(created) - min(created)) * 1000
-    return {"fwd": fwd_rate, "raw": raw_copy(bs, f"{ns}.Bench", f"{ns}.Copy")}
 
 
-def raw_copy(bs: str, source: str, target: str) -> float:
-    """msgs/s of a plain consume->produce loop over the same records (headers copied)."""
-    consumer = Consumer({**OVERRIDES, "bootstrap.servers": bs, "group.id": uuid.uuid4().hex})
-    consumer.assign([TopicPartition(source, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
-    producer = Producer({"bootstrap.servers": bs, "enable.idempotence": True})
-    copied, start = 0, None
-    while copied < BACKLOG:
-        for msg in consumer.consume(500, 1.0):
-            if msg.error():
-                continue
-            start = start or time.monotonic()
-            producer.produce(target, msg.value(), msg.key(), headers=msg.headers())
-            producer.poll(0)
-            copied += 1
-    producer.flush(60)
-    elapsed = time.monotonic() - (start or time.monotonic())
-    consumer.close()
-    return copied / elapsed
+def retry_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
+    ns = "bench" + uuid.uuid4().hex[:8]
+    setup(bs, ns, RETRY_TABLE)
+    run_child(fill_business, bs, f"{ns}.Bench", args.retry, args.size)
+    out = CTX.Queue()
+    with forwarder(bs, ns, RETRY_TABLE):
+        consumer = CTX.Process(target=retry_consumer, args=(bs, ns, "Bench", args.retry, out))
+        consumer.start()
+        ok, elapsed = out.get(timeout=900)
+        consumer.join()
+    run_child(raw_copy, bs, f"{ns}.Bench", f"{ns}.Copy", args.retry)
+    raw = span_rate(read(bs, f"{ns}.Copy", args.retry))
+    loop = ok / elapsed if ok == args.retry else float("nan")
+    return {"loop": loop, "raw": raw, "ratio": loop / raw}
+
+
+# -- report ---------------------------------------------------------------------------------
+
+
+def show(title: str, runs: list[dict[str, float]], fmt: Callable[[dict[str, float]], str]) -> None:
+    print(title)
+    for i, run in enumerate(runs, 1):
+        print(f"  run {i}:  {fmt(run)}")
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    print(f"  median: {fmt(med)}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=int, default=5000)
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rate", type=int, default=5000, help="lateness: msg/s parked")
+    parser.add_argument("--seconds", type=float, default=10.0, help="lateness: duration")
+    parser.add_argument("--level", default="1s", help="lateness/backlog: the one-level table")
+    parser.add_argument("--size", type=int, default=100, help="record value bytes")
+    parser.add_argument("--backlog", type=int, default=50_000, help="due records (0 skips)")
+    parser.add_argument("--retry", type=int, default=10_000, help="round-trip msgs (0 skips)")
     parser.add_argument("--runs", type=int, default=3)
+    env_bs = os.environ.get("RMQCOMPAT_BOOTSTRAP_SERVERS")
+    parser.add_argument("--bootstrap-servers", default=env_bs, help="else a dev broker")
     args = parser.parse_args()
-    broker = None
-    bs = os.environ.get("RMQCOMPAT_BOOTSTRAP_SERVERS")
-    if not bs:
-        from rmqcompat.dev_broker import DevBroker
-
-        broker = DevBroker()
-        bs = broker.start()
-    try:
-        late = [lateness_run(bs, args.rate, args.seconds) for _ in range(args.runs)]
-        back = [backlog_run(bs) for _ in range(args.runs)]
-    finally:
-        if broker:
-            broker.stop()
-    med = {k: statistics.median(r[k] for r in late) for k in late[0]}
-    print(f"lateness at {args.rate} msg/s for {args.seconds:g} s, level {TABLE}, "
-          f"{PARTITIONS} partitions, {args.runs} runs (medians):")  # fmt: skip
-    print(f"  records {med['n']:.0f}, delivered before due {med['early']:.0f}")
-    print(f"  forwarder (CreateTime - DUE_TIME) ms: p50 {med['p50']:.0f}  p99 {med['p99']:.0f}  "
-          f"max {med['max']:.0f}   target p99 <= 50")  # fmt: skip
-    print(f"  end-to-end (read by a consumer - DUE_TIME) ms: p50 {med['e2e_p50']:.0f}  "
-          f"p99 {med['e2e_p99']:.0f}")  # fmt: skip
-    fwd = statistics.median(r["fwd"] for r in back)
-    raw = statistics.median(r["raw"] for r in back)
-    print(f"backlog of {BACKLOG} due records: forwarder {fwd:,.0f} msg/s, raw consume->produce "
-          f"copy {raw:,.0f} msg/s, ratio {fwd / raw:.2f}")  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        bs = args.bootstrap_servers or stack.enter_context(DevBroker()).bootstrap_servers
+        print(f"broker {bs}, {PARTITIONS} partitions per topic, {args.size}-byte values, "
+              f"{args.runs} runs, {os.cpu_count()} CPUs", flush=True)  # fmt: skip
+        late = [lateness_run(bs, args) for _ in range(args.runs if args.rate else 0)]
+        back = [backlog_run(bs, args) for _ in range(args.runs if args.backlog else 0)]
+        retry = [retry_run(bs, args) for _ in range(args.runs if args.retry else 0)]
+    if late:
+        show(f"lateness at {args.rate} msg/s for {args.seconds:g} s, level {args.level} "
+             "(ms; target forwarder p99 <= 50):", late,
+             lambda r: f"records {r['n']:.0f} early {r['early']:.0f} | forwarder p50 "
+             f"{r['p50']:.0f} p99 {r['p99']:.0f} max {r['max']:.0f} | arrival p50 "
+             f"{r['arr_p50']:.0f} p99 {r['arr_p99']:.0f} max {r['arr_max']:.0f}")  # fmt: skip
+    if back:
+        show(f"backlog of {args.backlog} due records (msgs/s):", back,
+             lambda r: f"forwarder {r['fwd']:,.0f}  raw copy {r['raw']:,.0f}  "
+             f"ratio {r['ratio']:.2f}")  # fmt: skip
+    if retry:
+        show(f"retry round trip of {args.retry} messages, table {RETRY_TABLE} (msgs/s):", retry,
+             lambda r: f"fail-once loop {r['loop']:,.0f}  raw copy {r['raw']:,.0f}  "
+             f"ratio {r['ratio']:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

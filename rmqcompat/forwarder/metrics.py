@@ -8,8 +8,10 @@ forwarder is running with a group assignment, else 503.
 
 from __future__ import annotations
 
+import bisect
 import threading
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import (
@@ -17,9 +19,11 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
-    Histogram,
     generate_latest,
 )
+from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 _LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600)
 
@@ -51,12 +55,8 @@ class ForwarderMetrics:
         self.produce_failures = Counter(
             "rmqcompat_forwarder_produce_failures", "Failed delivery reports (retried)", registry=r
         )
-        self.lateness = Histogram(
-            "rmqcompat_forwarder_lateness_seconds",
-            "Produce time minus due time of forwarded records",
-            buckets=_LATENESS_BUCKETS,
-            registry=r,
-        )
+        self.lateness = LatenessHistogram()
+        r.register(self.lateness)
         self.parked = Gauge(
             "rmqcompat_forwarder_parked_records",
             "Records on assigned partitions not yet forwarded (lag)",
@@ -72,6 +72,59 @@ class ForwarderMetrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class LatenessHistogram(Collector):
+    """``rmqcompat_forwarder_lateness_seconds``: produce time minus due time of forwarded records.
+
+    Observed once per forwarded record on the poll thread; prometheus_client's Histogram
+    costs several locked updates per observation (7% of the forwarder's CPU in a profile),
+    this one a bisect and two additions under one uncontended lock.
+    """
+
+    name = "rmqcompat_forwarder_lateness_seconds"
+
+    def __init__(self, buckets: tuple[float, ...] = _LATENESS_BUCKETS) -> None:
+        self._bounds = buckets
+        self._counts = [0] * (len(buckets) + 1)  # the last one is +Inf
+        self._sum = 0.0
+        self._lock = threading.Lock()
+
+    def observe(self, seconds: float) -> None:
+        index = bisect.bisect_left(self._bounds, seconds)
+        with self._lock:
+            self._counts[index] += 1
+            self._sum += seconds
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        with self._lock:
+            counts, total = list(self._counts), self._sum
+        bounds = [*(floatToGoString(b) for b in self._bounds), "+Inf"]
+        cumulative = [sum(counts[: i + 1]) for i in range(len(counts))]
+        yield HistogramMetricFamily(
+            self.name,
+            "Produce time minus due time of forwarded records",
+            buckets=list(zip(bounds, cumulative, strict=True)),
+            sum_value=total,
+        )
+
+
+class Tally:
+    """Per-record counts kept as plain ints on the poll thread, added to the Prometheus
+    counters by :meth:`flush` (each commit interval): a labelled ``inc`` per record cost
+    more than the dict update (another 7% in the profile)."""
+
+    def __init__(self, metrics: ForwarderMetrics) -> None:
+        self._metrics = metrics
+        self._counts: defaultdict[tuple[str, str], int] = defaultdict(int)
+
+    def add(self, kind: str, label: str) -> None:
+        self._counts[kind, label] += 1
+
+    def flush(self) -> None:
+        for (kind, label), count in self._counts.items():
+            getattr(self._metrics, kind).labels(label).inc(count)
+        self._counts.clear()
 
 
 class MetricsServer:

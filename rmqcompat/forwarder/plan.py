@@ -4,6 +4,12 @@ One of three plans: :class:`Wait` until the (skew-corrected) due time; :class:`F
 the released message to its real topic, or hop a timer message on to the next level;
 :class:`Quarantine` a record that cannot be parsed. Parsing happens before the due check,
 so a poison record is set aside at once instead of blocking its partition until "due".
+
+This runs once per forwarded record, so the common case (no timer property) is a fast
+path: it keeps the record's raw header bytes minus the parking headers instead of
+re-encoding every property, and it validates and maps each real topic name once
+(:class:`Planner` caches it). Timer messages take the general path through
+:func:`rmqcompat.parking.release`; a unit test pins both paths to the same output.
 """
 
 from __future__ import annotations
@@ -13,19 +19,24 @@ from dataclasses import dataclass
 from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.errors import ConfigError, InvalidNameError, MalformedHeaderError
-from rmqcompat.forwarder.schedule import corrected_due, is_due
+from rmqcompat.forwarder.schedule import corrected_due
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.topics.delay_levels import DelayLevels
-from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.topics.naming import to_kafka_topic, validate_topic
 from rmqcompat.wire import KafkaRecord, OutgoingRecord
 
+#: What :func:`rmqcompat.parking.release` strips (the fast path must strip the same).
+PARKING_HEADERS = frozenset({props.REAL_TOPIC, props.DELAY, props.DUE_TIME, props.REAL_QID})
+#: Distinct real topics remembered; bounded so odd traffic cannot grow memory without end.
+_TOPIC_CACHE_SIZE = 10_000
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Wait:
     due_ms: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Forward:
     """Produce ``record``; ``hop`` means it goes to another level rather than its real topic."""
 
@@ -34,44 +45,76 @@ class Forward:
     hop: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Quarantine:
     record: OutgoingRecord
     reason: str
 
 
 Plan = Wait | Forward | Quarantine
+_BAD_RECORD = (MalformedHeaderError, InvalidNameError, ConfigError)
+
+
+class Planner:
+    """:func:`plan_head` for one delay table and namespace, with a real-topic cache."""
+
+    def __init__(self, levels: DelayLevels, namespace: str) -> None:
+        self._levels = levels
+        self._namespace = namespace
+        self._physical: dict[str, str] = {}
+
+    def plan(self, record: KafkaRecord, level_delay_ms: int, now_ms: int) -> Plan:
+        """Never raises for bad record content: such records get a :class:`Quarantine` plan."""
+        headers = record.headers()
+        try:
+            properties = props.from_headers(headers)
+            due = corrected_due(parking.due_time(properties), now_ms, level_delay_ms)
+            if props.TIMER_DELIVER_MS in properties:
+                return self._timer(record, properties, due, now_ms)
+            topic = self._physical_topic(properties.get(props.REAL_TOPIC))
+        except _BAD_RECORD as exc:
+            return self._quarantine(record, exc)
+        if due > now_ms:
+            return Wait(due)
+        kept = [h for h in headers or () if h[0] not in PARKING_HEADERS]
+        return Forward(OutgoingRecord(topic, record.value() or b"", record.key(), kept), due, False)
+
+    def _physical_topic(self, real_topic: str | None) -> str:
+        if not real_topic:
+            raise MalformedHeaderError(f"header {props.REAL_TOPIC} is missing")
+        physical = self._physical.get(real_topic)
+        if physical is None:
+            physical = to_kafka_topic(validate_topic(real_topic), self._namespace)
+            if len(self._physical) >= _TOPIC_CACHE_SIZE:
+                self._physical.clear()
+            self._physical[real_topic] = physical
+        return physical
+
+    def _timer(self, record: KafkaRecord, properties: dict[str, str], due: int, now: int) -> Plan:
+        try:
+            released = parking.release(properties, self._levels, now)
+            real_topic = to_kafka_topic(released.real_topic, self._namespace)
+        except _BAD_RECORD as exc:
+            return self._quarantine(record, exc)
+        if due > now:
+            return Wait(due)
+        value = record.value() or b""
+        if released.next_level is None:
+            headers = props.to_headers(released.properties)
+            return Forward(OutgoingRecord(real_topic, value, record.key(), headers), due, False)
+        hop = parking.park(
+            value, record.key(), released.properties, real_topic=released.real_topic,
+            level=released.next_level, levels=self._levels, namespace=self._namespace, now_ms=now,
+        )  # fmt: skip
+        return Forward(hop, due, hop=True)
+
+    def _quarantine(self, record: KafkaRecord, exc: Exception) -> Quarantine:
+        reason = f"{type(exc).__name__}: {exc}"
+        return Quarantine(quarantine_record(record, reason, self._namespace), reason)
 
 
 def plan_head(
     record: KafkaRecord, level_delay_ms: int, levels: DelayLevels, namespace: str, now_ms: int
 ) -> Plan:
-    """Decide what to do with ``record``, the head of a partition of a level topic.
-
-    Never raises for bad record content: such records get a :class:`Quarantine` plan.
-    """
-    try:
-        properties = props.from_headers(record.headers())
-        due = corrected_due(parking.due_time(properties), now_ms, level_delay_ms)
-        released = parking.release(properties, levels, now_ms)
-        real_topic = to_kafka_topic(released.real_topic, namespace)
-    except (MalformedHeaderError, InvalidNameError, ConfigError) as exc:
-        reason = f"{type(exc).__name__}: {exc}"
-        return Quarantine(quarantine_record(record, reason, namespace), reason)
-    if not is_due(due, now_ms):
-        return Wait(due)
-    value = record.value() or b""
-    if released.next_level is not None:
-        hop = parking.park(
-            value,
-            record.key(),
-            released.properties,
-            real_topic=released.real_topic,
-            level=released.next_level,
-            levels=levels,
-            namespace=namespace,
-            now_ms=now_ms,
-        )
-        return Forward(hop, due, hop=True)
-    out = OutgoingRecord(real_topic, value, record.key(), props.to_headers(released.properties))
-    return Forward(out, due, hop=False)
+    """Decide what to do with ``record``, the head of a partition of a level topic."""
+    return Planner(levels, namespace).plan(record, level_delay_ms, now_ms)

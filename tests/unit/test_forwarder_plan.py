@@ -6,7 +6,7 @@ import pytest
 
 from rmqcompat import parking
 from rmqcompat import properties as props
-from rmqcompat.forwarder.plan import Forward, Quarantine, Wait, plan_head
+from rmqcompat.forwarder.plan import Forward, Planner, Quarantine, Wait, plan_head
 from rmqcompat.topics.delay_levels import DelayLevels
 
 NOW = 1_700_000_000_000
@@ -128,3 +128,27 @@ def test_unparseable_records_are_quarantined_with_the_reason(headers, reason: st
 def test_poison_record_not_yet_due_is_quarantined_at_once() -> None:
     record = FakeRecord(_headers(DUE_TIME=str(NOW + 500).encode()))
     assert isinstance(plan(record), Quarantine)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {props.REAL_QID: "3", "Z": "ünïcode", props.KEYS: "a b"}, {props.TAGS: ""}],
+)
+def test_fast_path_headers_equal_what_parking_release_keeps(extra: dict[str, str]) -> None:
+    # The fast path filters the raw header bytes instead of calling parking.release and
+    # re-encoding; both must produce the same record.
+    record = parked(**extra)
+    result = plan(record)
+    released = parking.release(props.from_headers(record.hdrs), LEVELS, NOW)
+    assert isinstance(result, Forward)
+    assert result.record.headers == props.to_headers(released.properties)
+
+
+def test_planner_caches_the_topic_mapping_but_still_rejects_bad_names() -> None:
+    planner = Planner(LEVELS, NS)
+    for _ in range(2):
+        result = planner.plan(parked(), 1000, NOW)
+        assert isinstance(result, Forward) and result.record.topic == "ns1.rmq.retry.g1"
+    bad = FakeRecord(_headers(REAL_TOPIC=b"bad topic!", DUE_TIME=str(NOW).encode()))
+    assert isinstance(planner.plan(bad, 1000, NOW), Quarantine)
+    assert isinstance(planner.plan(bad, 1000, NOW), Quarantine)
