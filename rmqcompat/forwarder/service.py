@@ -108,7 +108,7 @@ class DelayForwarder:
         if self._thread is not None:
             raise ClientStateError("DelayForwarder.start() was already called")
         ensure_topics(
-            self.config.librdkafka(),
+            self.config.librdkafka("admin"),
             fs.internal_topics(self.config, self._topology),
             self.config.namespace,
         )

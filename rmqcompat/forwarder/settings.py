@@ -66,6 +66,7 @@ def consumer_settings(config: ClientConfig) -> dict[str, Any]:
     # Offsets are committed by hand, only up to what was delivered; a new group must start
     # at the oldest parked record, never skip to the end.
     return config.librdkafka(
+        "consumer",
         **{
             "group.id": forwarder_group(config.namespace),
             "enable.auto.commit": False,
@@ -77,4 +78,4 @@ def consumer_settings(config: ClientConfig) -> dict[str, Any]:
 
 def producer_settings(config: ClientConfig) -> dict[str, Any]:
     # Idempotence keeps the order of forwarded records across librdkafka's own retries.
-    return config.librdkafka(**{"enable.idempotence": True})
+    return config.librdkafka("producer", **{"enable.idempotence": True})
