@@ -27,6 +27,7 @@ from rmqcompat.consumer.wiring import (
     producer_config,
 )
 from rmqcompat.errors import ClientStateError
+from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
@@ -34,7 +35,7 @@ from rmqcompat.topics.spec import TopologySpec
 _log = logging.getLogger("rmqcompat.consumer")
 
 
-class DefaultMQPushConsumer:
+class DefaultMQPushConsumer(Lifecycle):
     """A concurrent push consumer of group ``group`` (RocketMQ 4.x settings, snake_case).
 
     Messages are handed to the listener in batches of ``consume_message_batch_max_size`` on
@@ -157,10 +158,3 @@ class DefaultMQPushConsumer:
     def _require(self, state: str, action: str) -> None:
         if self._state != state:
             raise ClientStateError(f"{action}() is not allowed once the consumer is {self._state}")
-
-    def __enter__(self) -> DefaultMQPushConsumer:
-        self.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.shutdown()

@@ -9,8 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from confluent_kafka import Consumer, Producer
 
@@ -20,6 +19,7 @@ from rmqcompat.forwarder import settings as fs
 from rmqcompat.forwarder.metrics import ForwarderMetrics, MetricsServer
 from rmqcompat.forwarder.schedule import Clock, wall_clock_ms
 from rmqcompat.forwarder.worker import ForwardLoop, LoopSettings
+from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
@@ -31,7 +31,7 @@ class ForwarderFailedError(RmqCompatError):
     """The forwarder's poll thread stopped on an error; the cause is chained."""
 
 
-class DelayForwarder:
+class DelayForwarder(Lifecycle):
     """Delivers parked records when due, at least once, in order per level partition.
 
     All forwarders of a namespace share one consumer group (:func:`forwarder_group`), so
@@ -186,16 +186,4 @@ class DelayForwarder:
         self.start()
         assert self._thread is not None
         self._thread.join()
-        self.shutdown()
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
         self.shutdown()

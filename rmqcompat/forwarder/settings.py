@@ -72,7 +72,7 @@ def consumer_settings(config: ClientConfig) -> dict[str, Any]:
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest",
-        }
+        },
     )
 
 

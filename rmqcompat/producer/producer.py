@@ -7,13 +7,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from types import TracebackType
 from typing import Any
 
 from confluent_kafka import KafkaException
 
 from rmqcompat.config import ClientConfig, mask_secrets
 from rmqcompat.errors import ClientStateError, ConfigError
+from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE, Message
 from rmqcompat.message_id import new_message_id
 from rmqcompat.producer.failures import Backoff
@@ -44,7 +44,7 @@ class _State(enum.Enum):
     STOPPED = "stopped"
 
 
-class DefaultMQProducer:
+class DefaultMQProducer(Lifecycle):
     """Sends RocketMQ messages to Kafka with RocketMQ's retry settings, never losing one silently.
 
     Every send ends in exactly one outcome: a ``SendResult`` (``SEND_OK``, or ``SPOOLED`` when
@@ -164,18 +164,6 @@ class DefaultMQProducer:
         if was_running:
             self._resender.stop()
             self._pipeline.close()
-
-    def __enter__(self) -> DefaultMQProducer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.shutdown()
 
     def send(self, msg: Message, sharding_key: ShardingKey = None) -> SendResult:
         """Send and block until acknowledged, spooled, or failed (about ``send_msg_timeout``).
