@@ -12,6 +12,25 @@ from rmqcompat.topics.naming import validate_topic
 #: RocketMQ's default ``maxMessageSize``.
 DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 
+#: Room above the largest body for the key, headers and record/batch framing. Every size
+#: limit derived from ``max_message_size`` adds it, so they all agree (see below).
+RECORD_HEADROOM = 64 * 1024
+
+#: Apache Kafka's default broker ``message.max.bytes`` (1 MiB + 12 bytes of log overhead).
+KAFKA_DEFAULT_MAX_MESSAGE_BYTES = 1_048_588
+
+
+def max_record_bytes(max_message_size: int) -> int:
+    """The largest record for bodies up to ``max_message_size``, never below Kafka's default.
+
+    The one value for every limit on such a record: producers' ``message.max.bytes`` (the
+    app's producer, the consumer's send-back producer, the forwarder) and the topic config
+    ``max.message.bytes`` of every topic rmqcompat creates. Were any of them smaller, a
+    body the producer accepts would be refused one hop later (retry, delay level, DLQ).
+    """
+    return max(KAFKA_DEFAULT_MAX_MESSAGE_BYTES, max_message_size + RECORD_HEADROOM)
+
+
 #: Properties that rmqcompat manages itself; they cannot be set as user properties.
 SYSTEM_PROPERTIES = frozenset(
     {

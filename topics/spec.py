@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rmqcompat.errors import ConfigError
+from rmqcompat.message import max_record_bytes
 
 _WEEK_MS = 7 * 24 * 3600 * 1000
+
+#: The topic config that caps a record batch (Apache Kafka's default is about 1 MiB).
+MAX_MESSAGE_BYTES = "max.message.bytes"
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,16 @@ class TopicSpec:
                 f"replication_factor must be >= 1 or -1, not {self.replication_factor}"
             )
 
+    def sized_for(self, max_message_size: int) -> TopicSpec:
+        """A copy that accepts bodies of ``max_message_size`` (``max.message.bytes``).
+
+        A ``max.message.bytes`` the spec sets itself is kept: the operator decided.
+        """
+        if MAX_MESSAGE_BYTES in self.configs:
+            return self
+        configs = {**self.configs, MAX_MESSAGE_BYTES: str(max_record_bytes(max_message_size))}
+        return dataclasses.replace(self, configs=configs)
+
 
 @dataclass(frozen=True)
 class TopologySpec:
@@ -36,6 +51,9 @@ class TopologySpec:
 
     Defaults: retry and level topics keep a week; DLQs and quarantine keep forever
     (``retention.ms=-1``) so no dead letter expires before an operator looks at it.
+
+    The defaults carry no ``max.message.bytes``: it depends on the clients'
+    ``max_message_size``, so every creator applies :meth:`sized_for` with its own.
     """
 
     business: TopicSpec = TopicSpec(partitions=4)
@@ -44,3 +62,16 @@ class TopologySpec:
     delay: TopicSpec = TopicSpec(partitions=4, configs={"retention.ms": str(_WEEK_MS)})
     trace: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
     quarantine: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": "-1"})
+
+    def sized_for(self, max_message_size: int) -> TopologySpec:
+        """A copy whose every kind accepts bodies up to ``max_message_size`` bytes.
+
+        Apache Kafka refuses a record above a topic's ``max.message.bytes`` (about 1 MiB by
+        default), so without this a 4 MiB body (RocketMQ's default limit) that the producer
+        accepts would fail at the next hop: parking, send-back, dead-lettering, quarantine.
+        Business topics are sized too when rmqcompat creates them (topology CLI).
+        """
+        kinds = (f.name for f in dataclasses.fields(self))
+        return dataclasses.replace(
+            self, **{kind: getattr(self, kind).sized_for(max_message_size) for kind in kinds}
+        )

@@ -16,6 +16,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from rmqcompat.errors import ConfigError, InvalidNameError, TopologyError
+from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import (
     QUARANTINE_TOPIC,
@@ -70,6 +71,7 @@ def build_topology(
     levels: DelayLevels | None = None,
     spec: TopologySpec | None = None,
     namespace: str = "",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> Topology:
     """Build the topology for ``groups`` and business ``topics`` (pure, no I/O).
 
@@ -79,13 +81,18 @@ def build_topology(
         levels: the delay table (RocketMQ's default when None); one topic per level.
         spec: partitions, replication and configs per kind (defaults when None).
         namespace: isolates the physical names ("" for none).
+        max_message_size: the clients' largest body; every topic gets a
+            ``max.message.bytes`` that fits it (unless ``spec`` sets one).
 
     Raises:
         InvalidNameError: a name or the namespace is illegal, a physical name would break
             Kafka's 249-character rule, or a business topic is one of the internal kinds.
+        ConfigError: ``max_message_size`` is not positive.
     """
     levels = levels if levels is not None else DelayLevels.parse()
-    spec = spec if spec is not None else TopologySpec()
+    if max_message_size <= 0:
+        raise ConfigError(f"max_message_size must be > 0, not {max_message_size}")
+    spec = (spec if spec is not None else TopologySpec()).sized_for(max_message_size)
     validate_namespace(namespace)
     wanted: dict[str, Kind] = {}
     for topic in topics:

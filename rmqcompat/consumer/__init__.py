@@ -7,13 +7,14 @@ from rmqcompat.consumer.listener import (
     MessageListenerConcurrently,
     MessageModel,
 )
-from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
+from rmqcompat.consumer.push_consumer import ConsumerFailedError, DefaultMQPushConsumer
 from rmqcompat.consumer.settings import ConsumerSettings
 
 __all__ = [
     "ConsumeConcurrentlyContext",
     "ConsumeConcurrentlyStatus",
     "ConsumeFromWhere",
+    "ConsumerFailedError",
     "ConsumerSettings",
     "DefaultMQPushConsumer",
     "MessageListenerConcurrently",

@@ -103,7 +103,9 @@ class WorkerPool:
         if batch.pq.dropped or batch.expired:
             return
         batch.started_at = self._clock()
-        batch.status = invoke(self._listener, self._group, batch.messages, context)
+        # a copy (RocketMQ hands out an unmodifiable list): a listener that empties it
+        # must not change what settlement releases
+        batch.status = invoke(self._listener, self._group, list(batch.messages), context)
 
     def backlog(self) -> int:
         """Batches submitted and not yet taken by a worker."""

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaError, KafkaException
 
 from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
 from rmqcompat.consumer.intake import Intake
@@ -34,7 +34,8 @@ POLL_TIMEOUT_S = 0.05
 class Engine:
     """Runs the consume loop (on the caller's thread) until :meth:`stop`, then drains.
 
-    Never raises for broker errors: they are logged and the loop goes on.
+    Never raises for broker errors: they are logged and the loop goes on. Raises only a
+    fatal ``KafkaException`` (the client is unusable) or a bug's exception.
     """
 
     def __init__(
@@ -46,6 +47,7 @@ class Engine:
         pool: WorkerPool,
         partitions: Partitions,
         clock: Callable[[], float] = time.monotonic,
+        reconcile: Callable[[], None] = lambda: None,
     ) -> None:
         self.settings = settings
         self._subs = subscriptions
@@ -54,6 +56,7 @@ class Engine:
         self._pool = pool
         self.partitions = partitions
         self._clock = clock
+        self._reconcile = reconcile  # after an error raised out of a rebalance callback
         sendback = SendBack(sink, settings.retry_policy(), settings.client.namespace)
         self.settlement = Settlement(settings, sendback, partitions, pool, clock)
         self._stopping = threading.Event()
@@ -67,14 +70,27 @@ class Engine:
 
     def run(self) -> None:
         while not self._stopping.is_set():
-            if not self._yield_to_workers():
-                busy = self.settlement.running() > 0
-                fetched = self._fetch(0.0 if busy else POLL_TIMEOUT_S)
-                if busy and not fetched:  # wait for listener results rather than records
-                    self._pool.wait(POLL_TIMEOUT_S)
-            self._settle_results()
-            self._housekeeping()
+            try:
+                self._step()
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                if not isinstance(err, KafkaError) or err.fatal():
+                    raise
+                # e.g. raised out of a rebalance callback by consume(): the next round
+                # serves the group again; a pause keeps a persistent error from spinning
+                _log.warning("poll loop error (group=%s): %s", self.settings.group, err)
+                self._reconcile()
+                self._stopping.wait(POLL_TIMEOUT_S)
         self._drain()
+
+    def _step(self) -> None:
+        if not self._yield_to_workers():
+            busy = self.settlement.running() > 0
+            fetched = self._fetch(0.0 if busy else POLL_TIMEOUT_S)
+            if busy and not fetched:  # wait for listener results rather than records
+                self._pool.wait(POLL_TIMEOUT_S)
+        self._settle_results()
+        self._housekeeping()
 
     def _yield_to_workers(self) -> bool:
         """With a whole fetch still queued for the workers, wait for them to catch up.
@@ -131,8 +147,8 @@ class Engine:
         out = quarantine_record(record, reason, self.settings.client.namespace)
         offset, pq = record.offset(), state.pq
 
-        def done(ok: bool) -> None:
-            if ok:
+        def done(err: KafkaError | None) -> None:
+            if err is None:
                 pq.remove(offset)
             elif not pq.dropped:  # kept in flight (offset cannot pass it); try again later
                 self.settlement.later(lambda: self._sink.produce(out, done))

@@ -61,6 +61,8 @@ class Intake:
                 state = self._partitions.get(key)
                 if state is not None:  # else: revoked meanwhile; its new owner reads it
                     out = staged.setdefault(key, [])
+                    if state.expect >= 0:  # once per assignment: was the position reset?
+                        self._partitions.first_fetched(key, state, record.offset())
             if state is not None:
                 self._accept(state, physical, partition, record, out)
         return staged

@@ -1,9 +1,13 @@
 """Which partitions a consumer reads and where it starts on each.
 
 CLUSTERING: Kafka's group protocol assigns partitions; these callbacks (run on the poll
-thread) set start offsets and commit synchronously before a partition is taken away.
+thread) set start offsets, commit new groups' start positions at once, and commit
+synchronously before a partition is taken away.
 BROADCASTING: the instance assigns every partition of its topics itself, starting from
 its local offset file.
+
+The callbacks never raise: librdkafka assigns the partitions anyway when a callback
+fails, and a partition the consumer did not register would be fetched and ignored.
 """
 
 from __future__ import annotations
@@ -11,10 +15,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import OFFSET_INVALID, Consumer, KafkaException, TopicPartition
 
 from rmqcompat.consumer.partitions import Key, Partitions
-from rmqcompat.consumer.positions import start_positions
+from rmqcompat.consumer.positions import resolve, start_positions
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.message import MessageQueue
@@ -22,6 +26,8 @@ from rmqcompat.message import MessageQueue
 _log = logging.getLogger("rmqcompat.consumer")
 
 METADATA_TIMEOUT_S = 30.0
+#: committed() is asked this often before the consumer lets librdkafka pick the start.
+LOOKUP_ATTEMPTS = 3
 
 
 class Membership:
@@ -40,22 +46,44 @@ class Membership:
         self._incremental = incremental
 
     def on_assign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
-        committed = consumer.committed(tps, timeout=METADATA_TIMEOUT_S) if tps else []
-        stored = {(tp.topic, tp.partition): tp.offset for tp in committed}
-        positions = self.begin(consumer, tps, stored)
-        if self._incremental:
-            consumer.incremental_assign(positions)
-        else:
-            consumer.assign(positions)
+        try:
+            positions = self.begin(consumer, tps, _stored(consumer, tps))
+        except Exception:
+            # starting from a guessed position could skip messages: let librdkafka use the
+            # committed offset, else the earliest one (auto.offset.reset)
+            _log.exception("group %s: start lookup failed; using committed/earliest", self._group)
+            positions = [TopicPartition(tp.topic, tp.partition, OFFSET_INVALID) for tp in tps]
+            self._register(positions)
+        try:
+            if self._incremental:
+                consumer.incremental_assign(positions)
+            else:
+                consumer.assign(positions)
+        finally:
+            self._partitions.persist_starts()  # a new group's start is durable at once
 
     def on_revoke(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
-        self._partitions.drop([(tp.topic, tp.partition) for tp in tps], commit=True)
-        self._unassign(consumer, tps)
+        try:
+            self._partitions.drop([(tp.topic, tp.partition) for tp in tps], commit=True)
+        finally:
+            self._unassign(consumer, tps)
 
     def on_lost(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         # the partitions already belong to someone else: committing now would be refused
-        self._partitions.drop([(tp.topic, tp.partition) for tp in tps], commit=False)
-        self._unassign(consumer, tps)
+        try:
+            self._partitions.drop([(tp.topic, tp.partition) for tp in tps], commit=False)
+        finally:
+            self._unassign(consumer, tps)
+
+    def reconcile(self, consumer: Consumer) -> None:
+        """Align with librdkafka's assignment after a rebalance callback raised anyway
+        (confluent-kafka then assigns or unassigns by itself): partitions it assigned
+        start from their committed offset, else the earliest one; never a guess."""
+        assigned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+        known = set(self._partitions.keys())
+        self._partitions.drop(known - assigned, commit=False)
+        fresh = sorted(assigned - known)
+        self._register([TopicPartition(t, p, OFFSET_INVALID) for t, p in fresh])
 
     def _unassign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         if self._incremental:
@@ -63,22 +91,37 @@ class Membership:
         else:
             consumer.unassign()
 
+    @property
+    def _group(self) -> str:
+        return self._settings.group
+
     def begin(
         self, consumer: Consumer, tps: list[TopicPartition], stored: Mapping[Key, int]
     ) -> list[TopicPartition]:
-        """Register ``tps`` and return them with their start offsets."""
-        positions = start_positions(
+        """Register ``tps`` and return them with concrete start offsets."""
+        logical = start_positions(
             tps,
             stored,
             self._settings.consume_from_where,
             {self._subs.own_retry_physical},
             lambda lookups: self._by_time(consumer, lookups),
         )
-        for tp in positions:
-            queue = MessageQueue(self._subs.logical(tp.topic), tp.partition)
-            self._partitions.add((tp.topic, tp.partition), queue, tp.offset)
-        _log.info("group %s starts %s", self._settings.group, _describe(positions))
+        positions = resolve(
+            logical,
+            lambda tp: consumer.get_watermark_offsets(tp, METADATA_TIMEOUT_S, cached=False),
+        )
+        self._register(positions, stored)
+        _log.info("group %s starts %s", self._group, _describe(positions))
         return positions
+
+    def _register(
+        self, positions: list[TopicPartition], stored: Mapping[Key, int] | None = None
+    ) -> None:
+        for tp in positions:
+            key = (tp.topic, tp.partition)
+            queue = MessageQueue(self._subs.logical(tp.topic), tp.partition)
+            durable = stored is not None and stored.get(key, -1) >= 0
+            self._partitions.add(key, queue, tp.offset, durable=durable)
 
     def _by_time(self, consumer: Consumer, tps: list[TopicPartition]) -> list[TopicPartition]:
         stamp = self._settings.consume_timestamp_ms or 0
@@ -95,6 +138,23 @@ class Membership:
                 continue
             tps += [TopicPartition(topic, p) for p in sorted(metadata[topic].partitions)]
         consumer.assign(self.begin(consumer, tps, stored))
+        self._partitions.persist_starts()
+
+
+def _stored(consumer: Consumer, tps: list[TopicPartition]) -> dict[Key, int]:
+    """The group's committed offsets; a timed-out lookup is retried (raises when all fail)."""
+    if not tps:
+        return {}
+    attempt = 1
+    while True:
+        try:
+            committed = consumer.committed(tps, timeout=METADATA_TIMEOUT_S)
+            return {(tp.topic, tp.partition): tp.offset for tp in committed}
+        except KafkaException as exc:
+            if attempt >= LOOKUP_ATTEMPTS:
+                raise
+            _log.warning("committed offsets lookup failed (attempt %d): %s", attempt, exc)
+            attempt += 1
 
 
 def _describe(tps: list[TopicPartition]) -> str:

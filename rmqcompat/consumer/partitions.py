@@ -26,6 +26,9 @@ class PartitionState:
     pq: ProcessQueue = field(default_factory=ProcessQueue)
     paused: bool = False
     committed: int = -1
+    expect: int = -1  # where the first fetched record should be; -1: checked or unknown
+    # offset -> (message id, cause) of a message neither sent back nor dead-lettered
+    stuck: dict[int, tuple[str, str]] = field(default_factory=dict)
     max_count: int = 0  # high-water mark of in-flight messages, for stats and tests
     pauses: int = 0
 
@@ -49,12 +52,37 @@ class Partitions:
     def keys(self) -> list[Key]:
         return list(self._states)
 
-    def add(self, key: Key, queue: MessageQueue, start: int) -> None:
+    def add(self, key: Key, queue: MessageQueue, start: int, durable: bool = True) -> None:
+        """Track ``key`` from ``start`` (< 0: unknown); ``durable``: ``start`` is stored."""
         state = PartitionState(queue)
         if start >= 0:
             state.pq.start_at(start)
-            state.committed = start
+            state.expect = start
+            state.committed = start if durable else -1
         self._states[key] = state
+
+    def persist_starts(self) -> None:
+        """Write the start of every partition whose start is not stored yet (synchronously)."""
+        fresh = [k for k, s in self._states.items() if s.committed < 0 and s.expect >= 0]
+        if fresh:
+            self._write(fresh, asynchronous=False)
+
+    def first_fetched(self, key: Key, state: PartitionState, offset: int) -> None:
+        """Check the first record fetched against the start; a difference is a reset."""
+        expected, state.expect = state.expect, -1
+        if offset == expected:
+            return
+        if offset < expected:  # the start was beyond the end (topic re-created, data lost)
+            state.pq.rebase(offset)
+            state.committed = -1
+        _log.warning(
+            "%s[%d]: started at offset %d but the first record is at %d: the position was "
+            "out of range and reset to the earliest record (or records were compacted away)",
+            key[0],
+            key[1],
+            expected,
+            offset,
+        )
 
     def drop(self, keys: Iterable[Key], commit: bool) -> None:
         """Forget ``keys`` (revoked or lost); commit their offsets first when ``commit``."""
@@ -111,8 +139,16 @@ class Partitions:
         for key, offset in moved.items():
             self._states[key].committed = offset
 
+    def stuck(self) -> dict[str, str]:
+        """Message id -> cause of every stuck message (safe to call from any thread)."""
+        out: dict[str, str] = {}
+        for state in list(self._states.values()):
+            out.update(state.stuck.values())
+        return out
+
     def stats(self) -> dict[Key, dict[str, int | bool]]:
-        """In-flight count, bytes, span, pause state and committed offset per partition."""
+        """In-flight count, bytes, span, pause state, committed offset and stuck messages
+        (in flight, neither sent back nor dead-lettered: see the error log) per partition."""
         return {
             key: {
                 "count": s.pq.count,
@@ -122,6 +158,7 @@ class Partitions:
                 "pauses": s.pauses,
                 "max_count": s.max_count,
                 "committed": s.committed,
+                "stuck": len(s.stuck),
             }
             for key, s in self._states.items()
         }

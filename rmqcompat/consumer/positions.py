@@ -1,14 +1,31 @@
-"""Where each newly assigned partition starts: its stored offset, else the group's policy."""
+"""Where each newly assigned partition starts: its stored offset, else the group's policy.
+
+A policy position (first, last, timestamp) is resolved to a concrete offset at once, so
+the start can be committed right away. Were it left logical (``OFFSET_END``), nothing
+would be committed until a record arrived, and the next owner would resolve "latest"
+again, skipping whatever was produced in between (RocketMQ persists the start too).
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    OFFSET_INVALID,
+    KafkaException,
+    TopicPartition,
+)
 
 from rmqcompat.consumer.listener import ConsumeFromWhere
 
+_log = logging.getLogger("rmqcompat.consumer")
+
 Key = tuple[str, int]
+#: ``(low, high)`` watermarks of a partition, asked of the broker (not a cached value).
+Watermarks = Callable[[TopicPartition], tuple[int, int]]
 
 
 def fallback_offset(from_where: ConsumeFromWhere, is_retry_topic: bool) -> int | None:
@@ -45,4 +62,26 @@ def start_positions(
         out.append(
             TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_END)
         )
+    return out
+
+
+def resolve(positions: Sequence[TopicPartition], watermarks: Watermarks) -> list[TopicPartition]:
+    """``positions`` with ``OFFSET_BEGINNING`` / ``OFFSET_END`` replaced by real offsets.
+
+    A broker whose "latest" answer is too small (Tansu) only makes us read some records
+    again. A failed lookup yields ``OFFSET_INVALID``: librdkafka then starts from the
+    committed offset, else from the earliest record (``auto.offset.reset``), which may
+    re-read but never skips.
+    """
+    out = []
+    for tp in positions:
+        offset = tp.offset
+        if offset in (OFFSET_BEGINNING, OFFSET_END):
+            try:
+                low, high = watermarks(tp)
+                offset = low if offset == OFFSET_BEGINNING else high
+            except KafkaException as exc:
+                _log.warning("cannot resolve the start of %s[%d]: %s", tp.topic, tp.partition, exc)
+                offset = OFFSET_INVALID
+        out.append(TopicPartition(tp.topic, tp.partition, offset))
     return out

@@ -91,12 +91,20 @@ class ProcessQueue:
         return 0 if first is None else self.last() - first  # type: ignore[operator]
 
     def commit_offset(self) -> int | None:
-        """The next offset to consume after a restart, or None if nothing was seen yet."""
+        """The next offset to consume after a restart; None while neither a start nor a
+        record is known (before the first record, the start itself is the answer)."""
+        if self._floor < 0 and self._highest_seen < 0:
+            return None
         first = self.first()
         candidate = first if first is not None else self._highest_seen + 1
         self._floor = max(self._floor, candidate)
-        return self._floor if self._floor >= 0 and self._highest_seen >= 0 else None
+        return self._floor
 
     def start_at(self, offset: int) -> None:
-        """The partition starts at ``offset`` (its stored position): offsets never go below."""
+        """The partition starts at ``offset`` (its start position): offsets never go below."""
         self._floor = max(self._floor, offset)
+
+    def rebase(self, offset: int) -> None:
+        """The broker moved the position back to ``offset`` (an offset reset): the start
+        was never consumable, so the floor follows it down (the only move backwards)."""
+        self._floor = offset

@@ -26,13 +26,17 @@ from rmqcompat.consumer.wiring import (
     internal_topics,
     producer_config,
 )
-from rmqcompat.errors import ClientStateError
+from rmqcompat.errors import ClientStateError, RmqCompatError
 from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
 
 _log = logging.getLogger("rmqcompat.consumer")
+
+
+class ConsumerFailedError(RmqCompatError):
+    """The consumer's poll thread stopped on an error; the cause is chained."""
 
 
 class DefaultMQPushConsumer(Lifecycle):
@@ -49,7 +53,8 @@ class DefaultMQPushConsumer(Lifecycle):
     ``ConfigError`` / ``InvalidNameError`` for bad input. ``start`` creates the missing
     internal topics (retry, DLQ, delay levels, quarantine; business topics are the user's)
     and may raise ``TopologyError``. ``shutdown`` blocks until running listeners finished
-    (at most ``await_termination_s``) and offsets are committed.
+    (at most ``await_termination_s``) and offsets are committed; it raises
+    ``ConsumerFailedError`` if the poll thread had died (:meth:`healthy` turned False).
     """
 
     def __init__(
@@ -75,6 +80,7 @@ class DefaultMQPushConsumer(Lifecycle):
         self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None
         self._pool: WorkerPool | None = None
+        self._error: BaseException | None = None
         self._state = "created"
 
     def subscribe(self, topic: str, expression: str = "*") -> None:
@@ -99,16 +105,24 @@ class DefaultMQPushConsumer(Lifecycle):
             s.client.librdkafka("admin"), internal_topics(s, self._topology), s.client.namespace
         )
         self._pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
-        consumer, partitions = self._connect()
+        consumer, partitions, membership = self._connect()
         sink = RecordSink(producer_config(s))
-        self._engine = Engine(s, self._subs, consumer, sink, self._pool, partitions)
+        self._engine = Engine(
+            s,
+            self._subs,
+            consumer,
+            sink,
+            self._pool,
+            partitions,
+            reconcile=lambda: membership.reconcile(consumer),
+        )
         self._thread = threading.Thread(
             target=self._run, name=f"rmqcompat-poll-{s.group}", daemon=True
         )
         self._state = "started"
         self._thread.start()
 
-    def _connect(self) -> tuple[Consumer, Partitions]:
+    def _connect(self) -> tuple[Consumer, Partitions, Membership]:
         s = self.settings
         incremental = "cooperative" in str(
             s.client.kafka_config.get("partition.assignment.strategy", "")
@@ -117,7 +131,8 @@ class DefaultMQPushConsumer(Lifecycle):
             store = LocalFileOffsetStore(s.offset_file())
             partitions = Partitions(s, file_writer(store))
             consumer = Consumer(consumer_config(s))
-            Membership(s, self._subs, partitions, False).assign_all(consumer, store.load())
+            m = Membership(s, self._subs, partitions, False)
+            m.assign_all(consumer, store.load())
         else:
             consumer = Consumer(consumer_config(s))
             partitions = Partitions(s, commit_writer(consumer))
@@ -129,17 +144,36 @@ class DefaultMQPushConsumer(Lifecycle):
                 on_lost=m.on_lost,
             )
         self._consumer = consumer
-        return consumer, partitions
+        return consumer, partitions, m
 
     def _run(self) -> None:
         assert self._engine is not None
         try:
             self._engine.run()
-        except Exception:
-            _log.exception("poll thread of group %s stopped", self.settings.group)
+        except BaseException as exc:  # the thread must record why it ended
+            _log.exception("poll thread of group %s stopped; consuming halted", self.settings.group)
+            self._error = exc
+
+    def healthy(self) -> bool:
+        """True while started, the poll thread runs and no message is stuck (refused by
+        the retry path and the DLQ alike, see :meth:`stuck_messages`)."""
+        thread = self._thread
+        alive = self._state == "started" and thread is not None and thread.is_alive()
+        return alive and self._error is None and not self.stuck_messages()
+
+    def stuck_messages(self) -> dict[str, str]:
+        """Message id -> cause, for messages kept in flight because neither send-back nor
+        dead-lettering could take them (retried every minute; each attempt logs an error)."""
+        if self._engine is None:
+            return {}
+        return self._engine.partitions.stuck()
 
     def shutdown(self) -> None:
-        """Stop fetching, let running listeners finish, commit, leave the group."""
+        """Stop fetching, let running listeners finish, commit, leave the group.
+
+        Raises:
+            ConsumerFailedError: the poll thread had stopped on an error (cause chained).
+        """
         if self._state != "started":
             return
         self._state = "stopped"
@@ -150,9 +184,14 @@ class DefaultMQPushConsumer(Lifecycle):
             self._consumer.close()
         if self._pool is not None:
             self._pool.shutdown()
+        if self._error is not None:
+            raise ConsumerFailedError(
+                f"consumer of group {self.settings.group} failed: {self._error}"
+            ) from self._error
 
     def stats(self) -> dict[tuple[str, int], dict[str, int | bool]]:
-        """Per partition: in-flight count, bytes, span, paused, pauses, committed offset."""
+        """Per partition: in-flight count, bytes, span, paused, pauses, committed offset,
+        stuck messages."""
         return self._engine.partitions.stats() if self._engine else {}
 
     def _require(self, state: str, action: str) -> None:

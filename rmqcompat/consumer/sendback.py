@@ -19,20 +19,23 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from rmqcompat import properties as props
 from rmqcompat.message import MessageExt
 from rmqcompat.parking import park
+from rmqcompat.producer.failures import as_kafka_error
 from rmqcompat.routing import DestinationKind, RetryPolicy, route_failed, sendback_properties
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.wire import OutgoingRecord
 
 _log = logging.getLogger("rmqcompat.consumer")
 
-Done = Callable[[bool], None]
+#: Called once per produce: None when Kafka has the record, else why it has not.
+Done = Callable[[KafkaError | None], None]
 
 
 class RecordSink:
-    """A confluent producer whose every produce ends in exactly one ``done(ok)`` call.
+    """A confluent producer whose every produce ends in exactly one ``done(error)`` call.
 
-    ``done`` runs on the thread that calls :meth:`poll` (the consumer's poll thread).
-    Never raises on produce: a full local queue or a refused record is ``done(False)``.
+    ``done`` runs on the thread that calls :meth:`poll` (the consumer's poll thread), or
+    at once when ``produce`` itself refuses the record. Never raises on produce: a full
+    local queue or a refused record is ``done(that error)``.
     """
 
     def __init__(self, settings: dict[str, Any]) -> None:
@@ -42,7 +45,7 @@ class RecordSink:
         def report(err: KafkaError | None, _msg: object) -> None:
             if err is not None:
                 _log.error("could not produce to %s: %s", record.topic, err)
-            done(err is None)
+            done(err)
 
         try:
             self._producer.produce(
@@ -50,7 +53,7 @@ class RecordSink:
             )
         except (BufferError, KafkaException) as exc:
             _log.error("could not produce to %s: %s", record.topic, exc)
-            done(False)
+            done(as_kafka_error(exc))
 
     def poll(self) -> None:
         self._producer.poll(0)
@@ -74,6 +77,10 @@ class SendBack:
         self._namespace = namespace
         self._now_ms = now_ms
 
+    @property
+    def group(self) -> str:
+        return self._policy.group
+
     def send(self, msg: MessageExt, delay_level: int, done: Done) -> None:
         """Route ``msg`` (its topic already reset to the original one) and produce it."""
         dest = route_failed(self._policy, msg.reconsume_times, delay_level)
@@ -83,7 +90,7 @@ class SendBack:
                 msg.msg_id,
                 msg.reconsume_times,
             )
-            done(True)
+            done(None)
             return
         properties = sendback_properties(msg, self._policy, msg.topic)
         if dest.kind is DestinationKind.DLQ:

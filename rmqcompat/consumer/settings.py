@@ -8,11 +8,14 @@ from pathlib import Path
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel
-from rmqcompat.errors import ConfigError
+from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.routing import RetryPolicy
-from rmqcompat.topics.naming import validate_group
+from rmqcompat.topics.naming import RETRY_PREFIX, TOPIC_MAX_LENGTH, validate_group
 
 MIB = 1024 * 1024
+#: ``%RETRY%<group>`` is a topic (at most 127 characters), so a group has at most 120;
+#: RocketMQ has the same effective limit.
+CONSUMER_GROUP_MAX_LENGTH = TOPIC_MAX_LENGTH - len(RETRY_PREFIX)
 DEFAULT_OFFSET_STORE_DIR = Path.home() / ".rmqcompat_offsets"
 
 
@@ -62,6 +65,12 @@ class ConsumerSettings:
 
     def __post_init__(self) -> None:
         validate_group(self.group)
+        if len(self.group) > CONSUMER_GROUP_MAX_LENGTH:
+            raise InvalidNameError(
+                f"consumer group {self.group[:20]}... has {len(self.group)} characters; at "
+                f"most {CONSUMER_GROUP_MAX_LENGTH} are allowed, because its retry topic "
+                f"{RETRY_PREFIX}<group> must be a legal topic name (<= {TOPIC_MAX_LENGTH})"
+            )
         _check(
             1 <= self.consume_message_batch_max_size <= 1024,
             "consume_message_batch_max_size",

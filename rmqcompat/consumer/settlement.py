@@ -2,8 +2,10 @@
 
 RocketMQ's ``processConsumeResult`` and ``cleanExpireMsg`` on the poll thread. A message
 leaves its process queue only when it succeeded, or when the producer confirmed its
-send-back (or dead-letter). A failed send-back keeps it in flight and hands it to the
-listener again after ``send_back_failure_delay_s`` with ``reconsume_times + 1``.
+send-back (or dead-letter). A send-back that failed for a passing reason (busy, timed
+out) keeps it in flight and hands it to the listener again after
+``send_back_failure_delay_s`` with ``reconsume_times + 1``; one refused for good goes to
+the DLQ at once (:mod:`~rmqcompat.consumer.dead_letter`).
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from confluent_kafka import KafkaError
+
 from rmqcompat.consumer.ack import split_batch
+from rmqcompat.consumer.dead_letter import DirectDeadLetter
 from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
 from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
 from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.message import MessageExt
+from rmqcompat.producer.failures import is_retriable
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -58,6 +64,9 @@ class Settlement:
         self._seq = itertools.count()
         self.pending_sendbacks = 0
         self.late_results_ignored = 0
+        self._dlq = DirectDeadLetter(
+            sendback, partitions, self.later, settings.send_back_failure_delay_s
+        )
 
     def track(self, batches: list[ConsumeBatch]) -> None:
         self._running.update(dict.fromkeys(batches, True))
@@ -67,7 +76,7 @@ class Settlement:
 
     def quiet(self) -> bool:
         """Nothing running and no send-back awaiting its delivery report."""
-        return not self._running and self.pending_sendbacks == 0
+        return not self._running and self.pending_sendbacks == 0 and self._dlq.pending == 0
 
     def on_results(self, batches: list[ConsumeBatch]) -> None:
         """Settle finished batches (ackIndex, release, send-back), in the order given."""
@@ -127,13 +136,15 @@ class Settlement:
     def _on_sent(
         self, batch: ConsumeBatch, msg: MessageExt, round_: _Round
     ) -> Callable[[bool], None]:
-        def done(ok: bool) -> None:
+        def done(err: KafkaError | None) -> None:
             self.pending_sendbacks -= 1
             round_.remaining -= 1
-            if ok:
+            if err is None:
                 batch.pq.remove(msg.queue_offset)
-            else:
+            elif is_retriable(err):
                 round_.failed.append(msg)
+            else:  # consuming it again would only fail the same way, forever
+                self._dlq.send(batch, msg, err)
             if round_.remaining == 0 and round_.failed:
                 self._consume_later(batch, round_.failed)
 
@@ -162,9 +173,11 @@ class Settlement:
 
         self.later(resubmit)
 
-    def later(self, action: Callable[[], None]) -> None:
-        """Run ``action`` on the poll thread after ``send_back_failure_delay_s``."""
-        due = self._clock() + self._settings.send_back_failure_delay_s
+    def later(self, action: Callable[[], None], delay_s: float | None = None) -> None:
+        """Run ``action`` on the poll thread after ``delay_s`` (default
+        ``send_back_failure_delay_s``)."""
+        wait = self._settings.send_back_failure_delay_s if delay_s is None else delay_s
+        due = self._clock() + wait
         heapq.heappush(self._timers, (due, next(self._seq), action))
 
     def run_due(self, now: float) -> None:

@@ -7,10 +7,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from rmqcompat.consumer.listener import ConsumeFromWhere
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
 from rmqcompat.consumer.partitions import Key, OffsetWriter
 from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.message import max_record_bytes
 from rmqcompat.topics.naming import QUARANTINE_TOPIC, dlq_topic, retry_topic
 from rmqcompat.topics.spec import TopicSpec, TopologySpec
 
@@ -24,7 +24,9 @@ def kafka_group_id(settings: ConsumerSettings) -> str:
 
 
 def consumer_config(settings: ConsumerSettings) -> dict[str, Any]:
-    first = settings.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+    """Start positions are explicit (membership), so ``auto.offset.reset`` only acts when a
+    position is out of range (retention, truncation): like RocketMQ on OFFSET_TOO_SMALL,
+    continue from the earliest record still stored; "latest" would skip all of them."""
     group_id = kafka_group_id(settings)
     if settings.broadcasting:
         group_id += ".broadcast"  # never joins: broadcasting consumers assign() themselves
@@ -34,22 +36,24 @@ def consumer_config(settings: ConsumerSettings) -> dict[str, Any]:
             "group.id": group_id,
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest" if first else "latest",
+            "auto.offset.reset": "earliest",
             "on_commit": _on_commit,
         },
     )
 
 
 def producer_config(settings: ConsumerSettings) -> dict[str, Any]:
-    return settings.client.librdkafka(
-        "producer",
-        **{
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "message.timeout.ms": int(settings.send_back_timeout_s * 1000),
-        },
-    )
+    """The send-back producer; it must take every body the app's producer accepts (a
+    ``message.max.bytes`` the user passed is kept: the operator decided)."""
+    explicit: dict[str, Any] = {
+        "acks": "all",
+        "enable.idempotence": True,
+        "linger.ms": 5,
+        "message.timeout.ms": int(settings.send_back_timeout_s * 1000),
+    }
+    if "message.max.bytes" not in settings.client.kafka_config:
+        explicit["message.max.bytes"] = max_record_bytes(settings.client.max_message_size)
+    return settings.client.librdkafka("producer", **explicit)
 
 
 def _on_commit(err: KafkaError | None, tps: list[TopicPartition]) -> None:
@@ -73,7 +77,9 @@ def file_writer(store: LocalFileOffsetStore) -> OffsetWriter:
 
 
 def internal_topics(settings: ConsumerSettings, spec: TopologySpec) -> dict[str, TopicSpec]:
-    """Topics the consumer may write to or read (business topics are the user's)."""
+    """Topics the consumer may write to or read (business topics are the user's), sized
+    for ``max_message_size`` so a send-back is never refused for its size."""
+    spec = spec.sized_for(settings.client.max_message_size)
     topics = {QUARANTINE_TOPIC: spec.quarantine}
     if settings.broadcasting:
         return topics

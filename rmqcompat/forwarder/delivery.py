@@ -1,12 +1,25 @@
 """Producing planned records and acting on their delivery reports.
 
 A record's source offset is marked finished (so it may be committed) only in its
-successful delivery report. A failed report puts the record on a retry queue: it is
-produced again after ``retry_backoff_ms`` and holds the partition's commit position
-meanwhile, unless the partition was revoked in between (then the new owner forwards it).
+successful delivery report. A failure is classified by the producer's one table
+(:mod:`rmqcompat.producer.failures`):
+
+- retriable (busy, timed out, unreachable, ...): produced again after
+  ``retry_backoff_ms``; it holds the partition's commit position meanwhile, unless the
+  partition was revoked in between (then the new owner forwards it);
+- refused for good (the real topic is gone, not authorised, too large, ...): the source
+  record, with its original headers and the reason, goes to the quarantine topic instead,
+  and the offset moves on once that is acknowledged. Retrying such a record forever
+  would pin the commit position and re-forward everything after it on each restart.
+  A quarantine record that is itself refused is retried (never dropped) and logged.
+
+librdkafka reports a missing topic as ``UNKNOWN_TOPIC_OR_PART`` / ``_UNKNOWN_TOPIC`` only
+after it saw the topic absent for ``topic.metadata.propagation.max.ms`` (30 s by
+default); before that a send to it just times out (retriable). So a topic being created
+is not mistaken for a deleted one.
 
 Per record this is the hot path, so the delivery callback is a ``functools.partial`` of
-one bound method over (lane, offset, record, kind), with no per-record object of our own,
+one bound method over (lane, source, record, kind), with no per-record object of our own,
 and counts go to a :class:`~rmqcompat.forwarder.metrics.Tally`.
 """
 
@@ -18,16 +31,19 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat.forwarder.commit_tracker import PartitionOffsets
 from rmqcompat.forwarder.metrics import ForwarderMetrics, Tally
 from rmqcompat.forwarder.schedule import Clock
-from rmqcompat.wire import OutgoingRecord
+from rmqcompat.producer.failures import is_retriable
+from rmqcompat.quarantine import quarantine_record
+from rmqcompat.wire import KafkaRecord, OutgoingRecord
 
 log = logging.getLogger(__name__)
 
 Key = tuple[str, int]
+QUARANTINED = "quarantined"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,29 +55,39 @@ class Lane:
     label: str
 
 
-_Retry = tuple[int, Lane, int, OutgoingRecord, str]
+_Send = tuple[Lane, KafkaRecord, OutgoingRecord, str]
 
 
 class Deliveries:
     """Owns the producer; not thread-safe (the poll thread calls everything).
 
-    ``kind`` is the metrics counter a successful delivery increments: ``forwarded``,
-    ``hops`` or ``quarantined``.
+    ``source`` is the consumed level record a produce stands for (its offset is finished
+    on success; it is what gets quarantined). ``kind`` is the metrics counter a
+    successful delivery increments: ``forwarded``, ``hops`` or ``quarantined``.
     """
 
     def __init__(
-        self, producer: Producer, metrics: ForwarderMetrics, clock: Clock, retry_backoff_ms: int
+        self,
+        producer: Producer,
+        metrics: ForwarderMetrics,
+        clock: Clock,
+        retry_backoff_ms: int,
+        namespace: str = "",
     ) -> None:
         self._producer = producer
         self._metrics = metrics
         self._clock = clock
         self._backoff_ms = retry_backoff_ms
-        self._retries: deque[_Retry] = deque()
+        self._namespace = namespace
+        self._retries: deque[tuple[int, _Send]] = deque()
+        # Quarantine records decided in a delivery report; produced by serve(), because
+        # produce() may have to poll for queue room, which a report callback must not do.
+        self._ready: deque[_Send] = deque()
         self.tally = Tally(metrics)
         self.fatal: KafkaError | None = None
 
-    def send(self, lane: Lane, offset: int, record: OutgoingRecord, kind: str) -> None:
-        callback = functools.partial(self._on_delivery, lane, offset, record, kind)
+    def send(self, lane: Lane, source: KafkaRecord, record: OutgoingRecord, kind: str) -> None:
+        callback = functools.partial(self._on_delivery, lane, source, record, kind)
         while True:
             try:
                 self._producer.produce(
@@ -72,32 +98,69 @@ class Deliveries:
             except BufferError:
                 # The local queue is full: serve delivery reports until there is room.
                 self._producer.poll(0.1)
+            except KafkaException as exc:
+                # Refused before sending (topic known missing, record above message.max.bytes).
+                self._failed((lane, source, record, kind), exc.args[0])
+                return
 
     def _on_delivery(
-        self, lane: Lane, offset: int, record: OutgoingRecord, kind: str, err: Any, _msg: Any
+        self,
+        lane: Lane,
+        source: KafkaRecord,
+        record: OutgoingRecord,
+        kind: str,
+        err: Any,
+        _msg: Any,
     ) -> None:
         if err is None:
-            lane.state.finish(offset)
+            lane.state.finish(source.offset())
             self.tally.add(kind, lane.label)
             return
+        self._failed((lane, source, record, kind), err)
+
+    def _failed(self, send: _Send, err: KafkaError) -> None:
+        lane, source, record, kind = send
         self._metrics.produce_failures.inc()
-        log.warning("forwarding %s[%s]@%s failed: %s", *lane.key, offset, err)
+        where = f"{lane.key[0]}[{lane.key[1]}]@{source.offset()} -> {record.topic}"
         if err.fatal():
             self.fatal = err
-        self._retries.append((self._clock() + self._backoff_ms, lane, offset, record, kind))
+        elif not is_retriable(err) and kind != QUARANTINED:
+            log.error("forwarding %s refused for good (%s): quarantining it", where, err)
+            self._metrics.undeliverable.labels(lane.label, err.name()).inc()
+            reason = f"{err.name()}: {err.str()} (forwarding to {record.topic})"
+            quarantine = quarantine_record(source, reason, self._namespace)
+            self._ready.append((lane, source, quarantine, QUARANTINED))
+            return
+        elif kind == QUARANTINED:
+            log.error("quarantining %s failed (retried): %s", where, err)
+        else:
+            log.warning("forwarding %s failed (retried): %s", where, err)
+        self._retries.append((self._clock() + self._backoff_ms, send))
 
     def next_retry_ms(self) -> int | None:
+        if self._ready:
+            return self._clock()
         return self._retries[0][0] if self._retries else None
 
     def serve(self, owned: dict[Key, PartitionOffsets]) -> None:
         """Re-send due retries of partitions still owned, then serve delivery reports."""
         now = self._clock()
+        due = list(self._ready)
+        self._ready.clear()
         while self._retries and self._retries[0][0] <= now:
-            _, lane, offset, record, kind = self._retries.popleft()
+            due.append(self._retries.popleft()[1])
+        for lane, source, record, kind in due:
             if owned.get(lane.key) is lane.state:
-                self.send(lane, offset, record, kind)
+                self.send(lane, source, record, kind)
         self._producer.poll(0)
 
     def flush(self, timeout_s: float) -> None:
-        """Wait for in-flight produces (their reports run their callbacks)."""
+        """Wait for in-flight produces (their reports run their callbacks), including the
+        quarantine records those reports decided on, so their offsets can be committed."""
         self._producer.flush(timeout_s)
+        if self._ready:
+            ready = list(self._ready)
+            self._ready.clear()
+            for lane, source, record, kind in ready:
+                self.send(lane, source, record, kind)
+            self._producer.flush(timeout_s)

@@ -20,6 +20,7 @@ from rmqcompat.forwarder.metrics import ForwarderMetrics, MetricsServer
 from rmqcompat.forwarder.schedule import Clock, wall_clock_ms
 from rmqcompat.forwarder.worker import ForwardLoop, LoopSettings
 from rmqcompat.lifecycle import Lifecycle
+from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
@@ -53,6 +54,8 @@ class DelayForwarder(Lifecycle):
         max_held_per_partition: records of a partition kept in memory while its head is
             not due; at this many the partition is paused and its fetch position moved
             back to the first record not held.
+        max_message_size: the largest body the namespace's producers accept (as theirs);
+            sizes the forwarder's producer and the topics it creates.
 
     Raises:
         ConfigError, InvalidNameError: invalid settings (before any I/O).
@@ -69,13 +72,18 @@ class DelayForwarder(Lifecycle):
         topology: TopologySpec | None = None,
         clock: Clock = wall_clock_ms,
         max_held_per_partition: int = 1000,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         if max_held_per_partition < 1:
             raise ConfigError(f"max_held_per_partition must be >= 1, not {max_held_per_partition}")
         if metrics_port is not None and not 0 <= metrics_port <= 65535:
             raise ConfigError(f"metrics_port must be in 0..65535, not {metrics_port}")
         self.config = ClientConfig(
-            bootstrap_servers, namespace, message_delay_level, kafka_config or {}
+            bootstrap_servers,
+            namespace,
+            message_delay_level,
+            kafka_config or {},
+            max_message_size=max_message_size,
         )
         self.metrics = ForwarderMetrics()
         self._topology = topology or TopologySpec()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rmqcompat.config import ClientConfig
+from rmqcompat.message import max_record_bytes
 from rmqcompat.topics.delay_levels import format_duration_ms
 from rmqcompat.topics.naming import QUARANTINE_TOPIC, RESERVED, to_kafka_topic
 from rmqcompat.topics.spec import TopicSpec, TopologySpec
@@ -56,26 +57,41 @@ def level_topics(config: ClientConfig) -> list[LevelTopic]:
 
 
 def internal_topics(config: ClientConfig, topology: TopologySpec) -> dict[str, TopicSpec]:
-    """Logical name -> spec of every topic the forwarder reads or writes besides real topics."""
+    """Logical name -> spec of every topic the forwarder reads or writes besides real topics.
+
+    Sized for ``config.max_message_size`` (``max.message.bytes``), like every creator's.
+    """
+    topology = topology.sized_for(config.max_message_size)
     wanted = {topic: topology.delay for topic in config.levels.topics()}
     wanted[QUARANTINE_TOPIC] = topology.quarantine
     return wanted
 
 
+#: Consumer defaults the user's ``kafka_config`` may override. Lateness is the forwarder's
+#: product: librdkafka's ``fetch.wait.max.ms=500`` lets a record that arrives while a
+#: fetch waits on the broker sit there for up to half a second (forwarder p99 417 ms at
+#: 5k msg/s; 100 ms: see benchmarks/forwarder.py). A fetch per broker every 100 ms when
+#: idle costs little; Apache Kafka accepts any value (it has no lower bound).
+CONSUMER_DEFAULTS: dict[str, Any] = {"fetch.wait.max.ms": 100}
+
+
 def consumer_settings(config: ClientConfig) -> dict[str, Any]:
     # Offsets are committed by hand, only up to what was delivered; a new group must start
     # at the oldest parked record, never skip to the end.
-    return config.librdkafka(
-        "consumer",
-        **{
-            "group.id": forwarder_group(config.namespace),
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest",
-        },
-    )
+    explicit = {
+        "group.id": forwarder_group(config.namespace),
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+    }
+    return {**CONSUMER_DEFAULTS, **config.librdkafka("consumer", **explicit)}
 
 
 def producer_settings(config: ClientConfig) -> dict[str, Any]:
     # Idempotence keeps the order of forwarded records across librdkafka's own retries.
-    return config.librdkafka("producer", **{"enable.idempotence": True})
+    # message.max.bytes: librdkafka's 1 MB default would refuse a parked body the
+    # producers accepted (up to max_message_size); an explicit kafka_config value wins.
+    explicit: dict[str, Any] = {"enable.idempotence": True}
+    if "message.max.bytes" not in config.kafka_config:
+        explicit["message.max.bytes"] = max_record_bytes(config.max_message_size)
+    return config.librdkafka("producer", **explicit)

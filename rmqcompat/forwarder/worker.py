@@ -71,7 +71,9 @@ class ForwardLoop:
         self._clock = clock
         self._planner = Planner(settings.levels, settings.namespace)
         self._tracker = CommitTracker()
-        self._out = Deliveries(producer, metrics, clock, settings.retry_backoff_ms)
+        self._out = Deliveries(
+            producer, metrics, clock, settings.retry_backoff_ms, settings.namespace
+        )
         self._committer = Committer(
             consumer, self._tracker, metrics, settings.level_topics, settings.commit_interval_ms
         )
@@ -149,12 +151,12 @@ class ForwardLoop:
                 break
             if isinstance(plan, Quarantine):
                 log.warning("quarantining %s[%s]@%s: %s", *key, msg.offset(), plan.reason)
-                send(lane, msg.offset(), plan.record, "quarantined")
+                send(lane, msg, plan.record, "quarantined")
             elif plan.hop:
-                send(lane, msg.offset(), plan.record, "hops")
+                send(lane, msg, plan.record, "hops")
             else:
                 observe(max(0, now - plan.due_ms) / 1000)
-                send(lane, msg.offset(), plan.record, "forwarded")
+                send(lane, msg, plan.record, "forwarded")
             held.popleft()
         if key in self._paused and len(held) <= self._s.max_held // 2:
             self._resume(key)

@@ -123,11 +123,20 @@ class Pipeline:
                 producer.flush()
 
     def _poll(self) -> None:
+        # Every send's outcome (and every sync send() waiting for it) depends on this
+        # thread: an exception escaping a delivery callback through poll() is logged
+        # and polling goes on, never ends the thread.
         while not self._closed.is_set():
-            self.producer.poll(_POLL_S)
-            for old in list(self._retired):
-                if old.poll(0) == 0 and len(old) == 0:
-                    self._retired.remove(old)
+            try:
+                self._poll_once()
+            except Exception:
+                log.exception("producer poll thread: unexpected error (polling continues)")
+
+    def _poll_once(self) -> None:
+        self.producer.poll(_POLL_S)
+        for old in list(self._retired):
+            if old.poll(0) == 0 and len(old) == 0:
+                self._retired.remove(old)
 
     def _replace(self, broken: Producer) -> None:
         """Swap in a new librdkafka client unless ``broken`` was already replaced."""
@@ -183,22 +192,34 @@ class Pipeline:
         if err is not None:
             self._failed(pending, err, pending.producer)
             return
-        if pending.spool_entry is not None and self._spool is not None:
-            # Deleted only now that the broker acknowledged the re-send.
-            self._spool.remove(pending.spool_entry)
-        # The SendResult is built lazily, when (if ever) someone reads it.
-        delivery = (
-            pending.msg_id,
-            pending.logical_topic,
-            pending.topic,
-            msg.partition(),
-            msg.offset(),
-            pending.attempts,
-        )
         try:
+            if pending.spool_entry is not None:
+                self._unspool(pending.spool_entry)
+            # The SendResult is built lazily, when (if ever) someone reads it.
+            delivery = (
+                pending.msg_id,
+                pending.logical_topic,
+                pending.topic,
+                msg.partition(),
+                msg.offset(),
+                pending.attempts,
+            )
             pending.future.set_delivered(delivery)
         finally:
             self._settle()
+
+    def _unspool(self, entry: SpoolEntry) -> None:
+        # Deleted only now that the broker acknowledged the re-send. If deleting fails the
+        # send still succeeded: the entry stays and a later resend duplicates it (at least
+        # once, as every resend after a timeout may), which beats failing the send. Any
+        # exception (a Spool subclass may raise more than OSError) must not keep the
+        # outcome from its future, or a sync send would wait forever.
+        if self._spool is None:
+            return
+        try:
+            self._spool.remove(entry)
+        except Exception:
+            log.exception("sent spooled message %s but could not delete it", entry.msg_id)
 
     def _failed(
         self, pending: PendingSend, err: KafkaError, producer: Producer | None = None

@@ -101,7 +101,8 @@ class DefaultMQProducer(Lifecycle):
         self.spool = Spool(spool_dir) if spool_dir is not None else None
         self._clock_ms = clock_ms
         timeout_s = send_msg_timeout / 1000.0
-        level_spec = (topology or TopologySpec()).delay
+        # Level topics must hold the largest body this producer accepts (Kafka: ~1 MiB).
+        level_spec = (topology or TopologySpec()).delay.sized_for(max_message_size)
         self._topics = TopicGuard(client, level_spec, timeout_s)
         self._pipeline = Pipeline(
             self.settings.librdkafka(),
@@ -289,13 +290,15 @@ class DefaultMQProducer(Lifecycle):
             now_ms=now_ms,
             sharding_key=key,
         )
+        # A parked message is checked against its REAL topic, by the same rule as a plain
+        # send: parking it for a missing topic would only move the failure to the forwarder.
+        missing = self._topics.missing(self._pipeline.producer, physical)
         if prepared.level is None:
             logical = msg.topic
-            missing = self._topics.missing(self._pipeline.producer, physical)
         else:
             logical = client.levels.topic(prepared.level)
-            self._topics.ensure_level(prepared.level)
-            missing = None
+            if missing is None:
+                self._topics.ensure_level(prepared.level)
         pending = PendingSend.of_record(
             prepared.record,
             msg_id,

@@ -8,6 +8,7 @@ from typing import Any
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import ConfigError
+from rmqcompat.message import max_record_bytes
 from rmqcompat.topics.naming import validate_group
 
 #: Defaults the user's ``kafka_config`` may override. Idempotence makes librdkafka's own
@@ -17,9 +18,6 @@ PRODUCER_DEFAULTS: Mapping[str, Any] = {
     "acks": "all",
     "linger.ms": 5,
 }
-
-#: Room for headers and record overhead above the largest body.
-_RECORD_HEADROOM = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -56,8 +54,7 @@ class ProducerSettings:
         """
         explicit: dict[str, Any] = {"message.timeout.ms": self.send_msg_timeout}
         if "message.max.bytes" not in self.client.kafka_config:
-            size = self.client.max_message_size + _RECORD_HEADROOM
-            explicit["message.max.bytes"] = max(1_000_000, size)
+            explicit["message.max.bytes"] = max_record_bytes(self.client.max_message_size)
         settings = dict(PRODUCER_DEFAULTS)
         settings.update(self.client.librdkafka("producer", **explicit))
         return settings

@@ -189,3 +189,20 @@ def test_missing_business_topic_is_a_fatal_error_when_the_broker_may_not_create_
     assert info.value.code == "UNKNOWN_TOPIC_OR_PART"
     assert info.value.message is msg
     assert info.value.attempts == 0
+
+
+@pytest.mark.parametrize("schedule", [{"delay_time_level": 1}, {"deliver_time_ms": 2**42}])
+def test_scheduled_send_to_a_missing_topic_fails_like_a_plain_send(
+    schedule, kafka_bootstrap, namespace, client_overrides, unique_name
+):
+    # Parking it would report SEND_OK and leave the forwarder a record it cannot deliver.
+    config = {**client_overrides, "allow.auto.create.topics": False}
+    msg = Message(unique_name("Missing"), b"later", **schedule)
+    with DefaultMQProducer(
+        "PG", kafka_bootstrap, namespace=namespace, message_delay_level=LEVELS, kafka_config=config
+    ) as p:
+        with pytest.raises(FatalSendError) as info:
+            p.send(msg)
+    assert info.value.code == "UNKNOWN_TOPIC_OR_PART"
+    assert info.value.message is msg
+    assert info.value.attempts == 0

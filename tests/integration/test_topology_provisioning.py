@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from rmqcompat.cli.context import CliContext
 from rmqcompat.cli.topics_cmd import topics
+from rmqcompat.message import max_record_bytes
 from rmqcompat.topics.delay_levels import DelayLevels
-from rmqcompat.topics.spec import TopicSpec, TopologySpec
+from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopicSpec, TopologySpec
 from rmqcompat.topics.topology import (
     Topology,
     build_topology,
@@ -117,3 +119,20 @@ def test_cli_create_then_verify(kafka_bootstrap: str, namespace: str) -> None:
     bad = runner.invoke(topics, ["verify", *opts, "--partitions", "business=2"], obj=obj)
     assert bad.exit_code == 1
     assert f"{namespace}.T (T): partitions expected 2, found 4" in bad.output
+
+
+def test_provisioned_topics_fit_the_max_message_size(
+    admin: dict[str, Any], make: Callable[..., Topology], namespace: str
+) -> None:
+    # Apache Kafka's ~1 MiB default would refuse the 4 MiB bodies the producer accepts.
+    size = 5 * 1024 * 1024
+    topology = make(max_message_size=size)
+    provision_topology(admin, topology)
+    client = AdminClient(admin)
+    resources = [ConfigResource(ResourceType.TOPIC, t.physical) for t in topology.topics]
+    futures = client.describe_configs(resources, request_timeout=30)
+    described = {r.name: futures[r].result()[MAX_MESSAGE_BYTES].value for r in resources}
+    assert described == dict.fromkeys(described, str(max_record_bytes(size)))
+    assert verify_topology(admin, topology).ok
+    smaller = verify_topology(admin, make(max_message_size=size // 2))
+    assert {m.problem for m in smaller.mismatches} == {"config"}

@@ -104,3 +104,18 @@ def test_wakeups_wake_one_worker_per_offer_and_close_releases_all():
     for thread in threads:
         thread.join(1)
     assert sorted(results) == [False, True]
+
+
+def test_the_listener_gets_a_copy_so_emptying_it_cannot_change_what_is_settled():
+    def drain(msgs, ctx):
+        while msgs:  # a common idiom; RocketMQ hands out an unmodifiable list
+            msgs.pop()
+        return OK
+
+    pool = WorkerPool(drain, "g", 1, time.monotonic)
+    try:
+        pool.submit(_batches(3))
+        done = _collect(pool, 3)
+    finally:
+        pool.shutdown()
+    assert [[m.msg_id for m in b.messages] for b in done] == [["0"], ["1"], ["2"]]

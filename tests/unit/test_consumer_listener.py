@@ -65,3 +65,24 @@ def test_start_positions_retry_topic_starts_at_beginning_for_new_group():
         ("retry", 0, OFFSET_BEGINNING),
         ("biz", 1, 42),
     ]
+
+
+def test_resolve_turns_logical_starts_into_offsets_and_a_failed_lookup_into_invalid():
+    from confluent_kafka import OFFSET_INVALID, KafkaError, KafkaException
+
+    from rmqcompat.consumer.positions import resolve
+
+    def watermarks(tp):
+        if tp.topic == "down":
+            raise KafkaException(KafkaError(KafkaError._TIMED_OUT))
+        return (3, 9)
+
+    tps = [
+        TopicPartition("a", 0, OFFSET_END),
+        TopicPartition("a", 1, OFFSET_BEGINNING),
+        TopicPartition("a", 2, 5),
+        TopicPartition("down", 0, OFFSET_END),
+    ]
+    out = resolve(tps, watermarks)
+    # a failed lookup leaves the start to librdkafka: committed, else earliest (never skips)
+    assert [tp.offset for tp in out] == [9, 3, 5, OFFSET_INVALID]

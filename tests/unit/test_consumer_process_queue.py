@@ -38,10 +38,23 @@ def test_commit_offset_never_moves_backwards():
 
 def test_start_offset_is_a_floor():
     pq = ProcessQueue()
+    assert pq.commit_offset() is None  # neither a start nor a record: nothing to commit
     pq.start_at(100)
-    assert pq.commit_offset() is None  # nothing seen: nothing to commit
+    # the start is committable before any record: the next owner must not resolve
+    # "latest" again and skip what was produced meanwhile
+    assert pq.commit_offset() == 100
     pq.seen(50)
     assert pq.commit_offset() == 100
+
+
+def test_rebase_after_an_offset_reset_lowers_the_floor():
+    pq = ProcessQueue()
+    pq.start_at(100)  # stored, but beyond the end: the broker reset the position to 0
+    pq.rebase(0)
+    pq.add(0, 1)
+    assert pq.commit_offset() == 0
+    pq.remove(0)
+    assert pq.commit_offset() == 1
 
 
 def test_count_size_and_span():

@@ -83,3 +83,12 @@ def test_flow_control_thresholds():
     wide.add(0, 1)
     wide.add(11, 1)
     assert "span" in over_threshold(wide, s)
+
+
+def test_group_longer_than_120_characters_is_refused_with_the_retry_topic_rule():
+    # %RETRY%<group> is a topic, and topics have at most 127 characters (RocketMQ too)
+    ConsumerSettings("g" * 120, CLIENT)
+    with pytest.raises(InvalidNameError, match=r"at most 120 .*%RETRY%<group>.*127"):
+        ConsumerSettings("g" * 121, CLIENT)
+    with pytest.raises(InvalidNameError):
+        DefaultMQPushConsumer("g" * 255, bootstrap_servers="127.0.0.1:1")

@@ -6,7 +6,8 @@ from rmqcompat.config import ClientConfig
 from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.forwarder import DelayForwarder, forwarder_group
 from rmqcompat.forwarder import settings as fs
-from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.message import max_record_bytes
+from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopologySpec
 
 
 def test_group_is_derived_from_the_namespace() -> None:
@@ -55,3 +56,30 @@ def test_constructor_does_no_io() -> None:
     forwarder = DelayForwarder("127.0.0.1:1", metrics_port=0)
     assert forwarder.metrics_port is None
     assert not forwarder.healthy()
+
+
+def test_forwarder_topics_and_producer_fit_the_largest_body() -> None:
+    # Without message.max.bytes librdkafka refuses records above 1 MB locally, and
+    # Apache Kafka's topics refuse them above ~1 MiB: a 4 MiB parked body would be stuck.
+    config = ClientConfig("h:1", "ns", "100ms", max_message_size=6 << 20)
+    limit = max_record_bytes(6 << 20)
+    assert fs.producer_settings(config)["message.max.bytes"] == limit
+    wanted = fs.internal_topics(config, TopologySpec())
+    assert {spec.configs[MAX_MESSAGE_BYTES] for spec in wanted.values()} == {str(limit)}
+
+
+def test_an_explicit_message_max_bytes_wins_for_the_forwarder_producer() -> None:
+    config = ClientConfig("h:1", kafka_config={"message.max.bytes": 2_000_000})
+    assert fs.producer_settings(config)["message.max.bytes"] == 2_000_000
+
+
+def test_forwarder_takes_max_message_size() -> None:
+    forwarder = DelayForwarder("h:1", max_message_size=8 << 20)
+    assert forwarder.config.max_message_size == 8 << 20
+
+
+def test_consumer_fetches_with_a_short_wait_unless_configured() -> None:
+    # librdkafka's 500 ms fetch wait shows up directly as forwarding lateness.
+    assert fs.consumer_settings(ClientConfig("h:1"))["fetch.wait.max.ms"] == 100
+    config = ClientConfig("h:1", kafka_config={"fetch.wait.max.ms": 20})
+    assert fs.consumer_settings(config)["fetch.wait.max.ms"] == 20

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from rmqcompat.errors import ConfigError, InvalidNameError, TopologyError
+from rmqcompat.message import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    KAFKA_DEFAULT_MAX_MESSAGE_BYTES,
+    RECORD_HEADROOM,
+    max_record_bytes,
+)
 from rmqcompat.topics.delay_levels import DelayLevels
-from rmqcompat.topics.spec import TopicSpec, TopologySpec
+from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopicSpec, TopologySpec
 from rmqcompat.topics.topology import (
     Mismatch,
     VerifyReport,
@@ -68,7 +74,40 @@ def test_each_kind_gets_its_spec() -> None:
     assert by_name["%SCHEDULE%10s"] == ("delay", 5)
     assert by_name["RMQ_SYS_TRACE_TOPIC"] == ("trace", 6)
     assert by_name["RMQ_SYS_QUARANTINE_TOPIC"] == ("quarantine", 7)
-    assert topology.specs()["%DLQ%G"].configs == {"retention.ms": "-1"}
+    assert topology.specs()["%DLQ%G"].configs["retention.ms"] == "-1"
+
+
+def test_every_topic_fits_the_largest_body_the_clients_accept() -> None:
+    # Apache Kafka's default max.message.bytes is ~1 MiB; RocketMQ's limit is 4 MiB.
+    specs = build_topology(groups=["G"], topics=["T"]).specs()
+    limit = max_record_bytes(DEFAULT_MAX_MESSAGE_SIZE)
+    assert limit >= DEFAULT_MAX_MESSAGE_SIZE + RECORD_HEADROOM
+    assert {name: spec.configs[MAX_MESSAGE_BYTES] for name, spec in specs.items()} == dict.fromkeys(
+        specs, str(limit)
+    )
+
+
+def test_topics_are_sized_for_the_given_max_message_size() -> None:
+    specs = build_topology(groups=["G"], max_message_size=10 << 20).specs()
+    assert specs["%RETRY%G"].configs[MAX_MESSAGE_BYTES] == str((10 << 20) + RECORD_HEADROOM)
+
+
+def test_small_max_message_size_never_shrinks_topics_below_kafkas_default() -> None:
+    spec = TopicSpec().sized_for(100)
+    assert spec.configs[MAX_MESSAGE_BYTES] == str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES)
+
+
+def test_an_explicit_max_message_bytes_is_kept() -> None:
+    spec = TopologySpec(dlq=TopicSpec(configs={MAX_MESSAGE_BYTES: "123456"}))
+    assert spec.sized_for(10 << 20).dlq.configs[MAX_MESSAGE_BYTES] == "123456"
+    assert (
+        spec.sized_for(10 << 20).retry.configs["retention.ms"] == spec.retry.configs["retention.ms"]
+    )
+
+
+def test_bad_max_message_size_is_refused() -> None:
+    with pytest.raises(ConfigError, match="max_message_size"):
+        build_topology(max_message_size=0)
 
 
 def test_default_specs_keep_dead_letters_forever() -> None:

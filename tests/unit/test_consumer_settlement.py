@@ -1,0 +1,82 @@
+"""Settlement of failed messages when their send-back fails: passing vs permanent errors."""
+
+from __future__ import annotations
+
+from confluent_kafka import KafkaError
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.consumer.dispatch import ConsumeBatch
+from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
+from rmqcompat.consumer.partitions import Partitions
+from rmqcompat.consumer.sendback import SendBack
+from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.consumer.settlement import Settlement
+from rmqcompat.message import MessageExt, MessageQueue
+
+TOO_LARGE = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "too large")
+BUSY = KafkaError(KafkaError.REQUEST_TIMED_OUT, "timed out")
+KEY = ("T", 0)
+
+
+class Sink:
+    """Answers every produce with ``errors[kind]`` (None: accepted); records topics."""
+
+    def __init__(self, errors: dict[str, KafkaError | None]) -> None:
+        self.errors = errors
+        self.topics: list[str] = []
+
+    def produce(self, record, done) -> None:
+        self.topics.append(record.topic)
+        kind = "dlq" if ".dlq." in record.topic else "retry"
+        done(self.errors[kind])
+
+
+class Pool:
+    def __init__(self) -> None:
+        self.submitted: list[ConsumeBatch] = []
+
+    def submit(self, batches) -> None:
+        self.submitted += batches
+
+
+def _settle(sink: Sink):
+    settings = ConsumerSettings("g", ClientConfig("127.0.0.1:1"), send_back_failure_delay_s=5)
+    partitions = Partitions(settings, lambda offsets, asynchronous: None)
+    partitions.add(KEY, MessageQueue("T", 0), 0)
+    state = partitions.get(KEY)
+    pool, clock = Pool(), [0.0]
+    sendback = SendBack(sink, settings.retry_policy(), "", now_ms=lambda: 0)
+    settlement = Settlement(settings, sendback, partitions, pool, lambda: clock[0])
+    msg = MessageExt("T", b"x", "m1", 0, 0, 0, 0)
+    state.pq.add(0, 1)
+    batch = ConsumeBatch(KEY, state.queue, state.pq, [msg])
+    batch.status = ConsumeConcurrentlyStatus.RECONSUME_LATER
+    batch.context = ConsumeConcurrentlyContext(state.queue)
+    settlement.track([batch])
+    settlement.on_results([batch])
+    return settlement, state, pool, clock
+
+
+def test_a_passing_send_back_failure_is_consumed_again_locally():
+    settlement, state, pool, clock = _settle(Sink({"retry": BUSY, "dlq": None}))
+    clock[0] = 5.0
+    settlement.run_due(clock[0])
+    assert 0 in state.pq and len(pool.submitted) == 1  # RocketMQ: consume later, in flight
+
+
+def test_a_permanent_send_back_failure_goes_to_the_dlq_at_once():
+    sink = Sink({"retry": TOO_LARGE, "dlq": None})
+    _, state, pool, _ = _settle(sink)
+    assert 0 not in state.pq and not pool.submitted
+    assert ".dlq." in sink.topics[-1] and not state.stuck
+
+
+def test_refused_by_the_dlq_too_it_stays_in_flight_reported_and_is_retried_later():
+    sink = Sink({"retry": TOO_LARGE, "dlq": TOO_LARGE})
+    settlement, state, pool, clock = _settle(sink)
+    assert 0 in state.pq and not pool.submitted
+    assert list(state.stuck.values()) == [("m1", TOO_LARGE.str())]
+    sink.errors["dlq"] = None  # e.g. an operator raised the topic's limit
+    clock[0] = 60.0
+    settlement.run_due(clock[0])
+    assert 0 not in state.pq and not state.stuck
