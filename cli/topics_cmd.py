@@ -12,6 +12,7 @@ import click
 from rmqcompat.cli.context import CliContext
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import RmqCompatError
+from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import (
@@ -42,6 +43,13 @@ def _topology_options(command: F) -> F:
             multiple=True,
             metavar="KIND=N",
             help=f"Partition count of one kind ({', '.join(KINDS)}); repeatable.",
+        ),
+        click.option(
+            "--max-message-size",
+            type=click.IntRange(min=1),
+            default=DEFAULT_MAX_MESSAGE_SIZE,
+            show_default=True,
+            help="Largest body in bytes; sets the topics' max.message.bytes.",
         ),
     ]
     for option in reversed(options):
@@ -75,6 +83,7 @@ def _topology(ctx: CliContext, options: dict[str, Any]) -> Topology:
         levels=DelayLevels.parse(options["message_delay_level"]),
         spec=spec,
         namespace=ctx.namespace,
+        max_message_size=options["max_message_size"],
     )
 
 

@@ -28,6 +28,10 @@ from rmqcompat.topics.spec import TopologySpec
 log = logging.getLogger(__name__)
 
 
+#: Records of one partition held in memory before it is paused (size it to rate x delay).
+DEFAULT_MAX_HELD = 1000
+
+
 class ForwarderFailedError(RmqCompatError):
     """The forwarder's poll thread stopped on an error; the cause is chained."""
 
@@ -71,7 +75,7 @@ class DelayForwarder(Lifecycle):
         metrics_host: str = "127.0.0.1",
         topology: TopologySpec | None = None,
         clock: Clock = wall_clock_ms,
-        max_held_per_partition: int = 1000,
+        max_held_per_partition: int = DEFAULT_MAX_HELD,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         if max_held_per_partition < 1:

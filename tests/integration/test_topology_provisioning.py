@@ -136,3 +136,17 @@ def test_provisioned_topics_fit_the_max_message_size(
     assert verify_topology(admin, topology).ok
     smaller = verify_topology(admin, make(max_message_size=size // 2))
     assert {m.problem for m in smaller.mismatches} == {"config"}
+
+
+def test_cli_max_message_size_reaches_the_topics(kafka_bootstrap: str, namespace: str) -> None:
+    obj = CliContext(bootstrap_servers=kafka_bootstrap, namespace=namespace)
+    size = 3 * 1024 * 1024
+    opts = ["--group", "G", "--topic", "T", "--message-delay-level", "1s"]
+    runner = CliRunner()
+    created = runner.invoke(topics, ["create", *opts, "--max-message-size", str(size)], obj=obj)
+    assert created.exit_code == 0, created.output
+    same = runner.invoke(topics, ["verify", *opts, "--max-message-size", str(size)], obj=obj)
+    assert same.exit_code == 0, same.output
+    default = runner.invoke(topics, ["verify", *opts], obj=obj)
+    assert default.exit_code == 1
+    assert "max.message.bytes" in default.output
