@@ -21,6 +21,7 @@ this process only reads and times. Each run uses a fresh namespace. Measured per
 
     python benchmarks/forwarder.py [--rate 5000] [--seconds 10] [--runs 3] [--size 100]
         [--backlog 50000] [--retry 10000] [--bootstrap-servers host:port]
+        [--max-held N] [--max-held-bytes B]   (forwarder caps; default: the product's)
 """
 
 from __future__ import annotations
@@ -175,13 +176,16 @@ def run_child(target: Callable[..., None], *args: object) -> None:
 
 
 @contextlib.contextmanager
-def forwarder(bs: str, ns: str, table: str) -> Iterator[None]:
+def forwarder(bs: str, ns: str, table: str, args: argparse.Namespace) -> Iterator[None]:
     """``rmqcompat forwarder run`` in its own process, ready (healthy) on entry."""
     port = free_port()
     passthrough = [arg for k, v in FORWARDER_OVERRIDES.items() for arg in ("-X", f"{k}={v}")]
+    caps = {"--max-held-per-partition": args.max_held,
+            "--max-held-bytes-per-partition": args.max_held_bytes}  # fmt: skip
+    options = [arg for k, v in caps.items() if v is not None for arg in (k, str(v))]
     cmd = [sys.executable, "-m", "rmqcompat.cli.main", "--bootstrap-servers", bs,
            "--namespace", ns, "forwarder", "run", "--message-delay-level", table,
-           "--metrics-port", str(port), *passthrough]  # fmt: skip
+           "--metrics-port", str(port), *options, *passthrough]  # fmt: skip
     proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -229,7 +233,7 @@ def lateness_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     ns = "bench" + uuid.uuid4().hex[:8]
     setup(bs, ns, args.level)
     count = int(args.rate * args.seconds)
-    with forwarder(bs, ns, args.level):
+    with forwarder(bs, ns, args.level, args):
         gen = CTX.Process(
             target=generate, args=(bs, ns, args.level, args.rate, args.seconds, args.size, False)
         )
@@ -250,7 +254,7 @@ def backlog_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     ns = "bench" + uuid.uuid4().hex[:8]
     setup(bs, ns, args.level)
     run_child(generate, bs, ns, args.level, args.backlog, 1.0, args.size, True)
-    with forwarder(bs, ns, args.level):
+    with forwarder(bs, ns, args.level, args):
         fwd = span_rate(read(bs, f"{ns}.Bench", args.backlog))
     level_topic = to_kafka_topic(DelayLevels.parse(args.level).topic(1), ns)
     run_child(raw_copy, bs, level_topic, f"{ns}.Copy", args.backlog)
@@ -271,7 +275,7 @@ def retry_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     setup(bs, ns, RETRY_TABLE)
     run_child(fill_business, bs, f"{ns}.Bench", args.retry, args.size)
     out = CTX.Queue()
-    with forwarder(bs, ns, RETRY_TABLE):
+    with forwarder(bs, ns, RETRY_TABLE, args):
         consumer = CTX.Process(target=retry_consumer, args=(bs, ns, "Bench", args.retry, out))
         consumer.start()
         ok, elapsed = out.get(timeout=900)
@@ -302,13 +306,20 @@ def main() -> None:
     parser.add_argument("--backlog", type=int, default=50_000, help="due records (0 skips)")
     parser.add_argument("--retry", type=int, default=10_000, help="round-trip msgs (0 skips)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--max-held", type=int, help="forwarder --max-held-per-partition")
+    parser.add_argument(
+        "--max-held-bytes", type=int, help="forwarder --max-held-bytes-per-partition"
+    )
     env_bs = os.environ.get("RMQCOMPAT_BOOTSTRAP_SERVERS")
     parser.add_argument("--bootstrap-servers", default=env_bs, help="else a dev broker")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         bs = args.bootstrap_servers or stack.enter_context(DevBroker()).bootstrap_servers
         print(f"broker {bs}, {PARTITIONS} partitions per topic, {args.size}-byte values, "
-              f"{args.runs} runs, {os.cpu_count()} CPUs", flush=True)  # fmt: skip
+              f"{args.runs} runs, {os.cpu_count()} CPUs, load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, forwarder caps "
+              f"{args.max_held or 'default'} records / {args.max_held_bytes or 'default'} "
+              "bytes", flush=True)  # fmt: skip
         late = [lateness_run(bs, args) for _ in range(args.runs if args.rate else 0)]
         back = [backlog_run(bs, args) for _ in range(args.runs if args.backlog else 0)]
         retry = [retry_run(bs, args) for _ in range(args.runs if args.retry else 0)]
@@ -326,6 +337,7 @@ def main() -> None:
         show(f"retry round trip of {args.retry} messages, table {RETRY_TABLE} (msgs/s):", retry,
              lambda r: f"fail-once loop {r['loop']:,.0f}  raw copy {r['raw']:,.0f}  "
              f"ratio {r['ratio']:.2f}")  # fmt: skip
+    print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import click
 from rmqcompat.cli.context import CliContext
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.forwarder import DelayForwarder
-from rmqcompat.forwarder.service import DEFAULT_MAX_HELD
+from rmqcompat.forwarder.holding import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_BYTES
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 
@@ -65,6 +65,13 @@ def forwarder() -> None:
     show_default=True,
     help="Records held in memory per partition before it is paused (size it to rate x delay).",
 )
+@click.option(
+    "--max-held-bytes-per-partition",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_HELD_BYTES,
+    show_default=True,
+    help="Bytes (values + keys + headers) held per partition before it is paused.",
+)
 @click.option("-X", "passthrough", multiple=True, help="librdkafka setting key=value (repeatable).")
 @click.pass_obj
 def run(
@@ -74,6 +81,7 @@ def run(
     metrics_host: str,
     max_message_size: int,
     max_held_per_partition: int,
+    max_held_bytes_per_partition: int,
     passthrough: tuple[str, ...],
 ) -> None:
     """Forward due records until SIGTERM or Ctrl-C, then commit what was delivered and exit."""
@@ -90,6 +98,7 @@ def run(
             metrics_host=metrics_host,
             max_message_size=max_message_size,
             max_held_per_partition=max_held_per_partition,
+            max_held_bytes_per_partition=max_held_bytes_per_partition,
         )
     except (RmqCompatError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc

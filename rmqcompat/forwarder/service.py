@@ -16,6 +16,7 @@ from confluent_kafka import Consumer, Producer
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import ClientStateError, ConfigError, RmqCompatError
 from rmqcompat.forwarder import settings as fs
+from rmqcompat.forwarder.holding import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_BYTES, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics, MetricsServer
 from rmqcompat.forwarder.schedule import Clock, wall_clock_ms
 from rmqcompat.forwarder.worker import ForwardLoop, LoopSettings
@@ -26,10 +27,6 @@ from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
 
 log = logging.getLogger(__name__)
-
-
-#: Records of one partition held in memory before it is paused (size it to rate x delay).
-DEFAULT_MAX_HELD = 1000
 
 
 class ForwarderFailedError(RmqCompatError):
@@ -57,7 +54,9 @@ class DelayForwarder(Lifecycle):
         clock: epoch-milliseconds clock deciding what is due (injectable for tests).
         max_held_per_partition: records of a partition kept in memory while its head is
             not due; at this many the partition is paused and its fetch position moved
-            back to the first record not held.
+            back to the first record not held (size it to rate x delay).
+        max_held_bytes_per_partition: the same cap in bytes (values + keys + headers held);
+            whichever cap is reached first pauses the partition (:mod:`.holding`).
         max_message_size: the largest body the namespace's producers accept (as theirs);
             sizes the forwarder's producer and the topics it creates.
 
@@ -77,9 +76,9 @@ class DelayForwarder(Lifecycle):
         clock: Clock = wall_clock_ms,
         max_held_per_partition: int = DEFAULT_MAX_HELD,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_held_bytes_per_partition: int = DEFAULT_MAX_HELD_BYTES,
     ) -> None:
-        if max_held_per_partition < 1:
-            raise ConfigError(f"max_held_per_partition must be >= 1, not {max_held_per_partition}")
+        self._hold = HoldLimits(max_held_per_partition, max_held_bytes_per_partition)
         if metrics_port is not None and not 0 <= metrics_port <= 65535:
             raise ConfigError(f"metrics_port must be in 0..65535, not {metrics_port}")
         self.config = ClientConfig(
@@ -93,7 +92,6 @@ class DelayForwarder(Lifecycle):
         self._topology = topology or TopologySpec()
         self._metrics_addr = (metrics_host, metrics_port)
         self._clock = clock
-        self._max_held = max_held_per_partition
         self._loop: ForwardLoop | None = None
         self._consumer: Consumer | None = None
         self._server: MetricsServer | None = None
@@ -143,7 +141,7 @@ class DelayForwarder(Lifecycle):
     def _build_loop(self) -> ForwardLoop:
         topics = {t.physical: t for t in fs.level_topics(self.config)}
         loop_settings = LoopSettings(
-            self.config.levels, self.config.namespace, topics, max_held=self._max_held
+            self.config.levels, self.config.namespace, topics, hold=self._hold
         )
         self._consumer = Consumer(fs.consumer_settings(self.config))
         producer = Producer(fs.producer_settings(self.config))

@@ -6,28 +6,22 @@ wake-up is set for its due time. ``consume`` blocks at most until the next wake-
 there is no busy loop and no sleep. Offsets are committed only up to the last record
 whose produce was acknowledged (:mod:`.commit_tracker`, :mod:`.committer`).
 
-Up to ``max_held`` records of a partition stay in memory, so the records after the head
-are already here when it falls due (no fetch round trip per wake-up: that is what keeps
-lateness low at thousands of records per second). At ``max_held`` the partition is
-paused and its fetch position moved back to the first record not held, so records
-librdkafka fetched ahead are read again later, never skipped. It is resumed only once
-forwarding has brought it down to half of ``max_held`` (hysteresis): resuming on every
-wake-up, as before, restarted the fetch (seek + round trip) once per forwarded record
-whenever a level held more than ``max_held`` records' worth of its delay (1s level at
-1,250 msg/s per partition), and the held buffer ran dry: p99 lateness 750 ms at 5k msg/s.
+The records after the head stay in memory up to per-partition caps (:mod:`.holding`);
+a full partition is paused and its fetch position moved back to the first record not
+held, so records librdkafka fetched ahead are read again later, never skipped.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from rmqcompat.forwarder.commit_tracker import CommitTracker
 from rmqcompat.forwarder.committer import Committer
 from rmqcompat.forwarder.delivery import Deliveries, Key, Lane
+from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.plan import Planner, Quarantine, Wait
 from rmqcompat.forwarder.schedule import Clock, WakeSchedule
@@ -45,9 +39,7 @@ class LoopSettings:
     max_wait_s: float = 1.0
     commit_interval_ms: int = 200
     retry_backoff_ms: int = 500
-    #: Records of one partition held in memory before it is paused (RocketMQ's
-    #: pull_threshold_for_queue plays the same role).
-    max_held: int = 1000
+    hold: HoldLimits = field(default_factory=HoldLimits)
     flush_timeout_s: float = 30.0
 
 
@@ -78,7 +70,7 @@ class ForwardLoop:
             consumer, self._tracker, metrics, settings.level_topics, settings.commit_interval_ms
         )
         self._lanes: dict[Key, Lane] = {}
-        self._held: dict[Key, deque[Message]] = {}
+        self._held: dict[Key, HeldRecords] = {}
         self._paused: set[Key] = set()
         self._wakes = WakeSchedule()
         self.assigned = False
@@ -122,9 +114,13 @@ class ForwardLoop:
             state = partitions.get(key)
             # A paused partition was moved back to its first record not held here, so a
             # record arriving now will be read again after it is resumed.
-            if state is None or key in paused or not state.track(msg.offset()):
+            if state is None or key in paused:
                 continue
-            self._held[key].append(msg)
+            held = self._held[key]
+            if held.full:  # checked per record, so one consume batch cannot overshoot the caps
+                self._pause(key)
+            elif state.track(msg.offset()):
+                held.append(msg)
             touched.add(key)
         return touched
 
@@ -144,10 +140,10 @@ class ForwardLoop:
         send, observe = self._out.send, self._metrics.lateness.observe
         while held and not self.stopping:
             now = self._clock()
-            msg = held[0]
+            msg = held.head()
             plan = self._planner.plan(msg, delay_ms, now)
             if isinstance(plan, Wait):
-                self._wait(key, plan.due_ms, len(held))
+                self._wait(key, plan.due_ms, held)
                 break
             if isinstance(plan, Quarantine):
                 log.warning("quarantining %s[%s]@%s: %s", *key, msg.offset(), plan.reason)
@@ -158,14 +154,14 @@ class ForwardLoop:
                 observe(max(0, now - plan.due_ms) / 1000)
                 send(lane, msg, plan.record, "forwarded")
             held.popleft()
-        if key in self._paused and len(held) <= self._s.max_held // 2:
+        if key in self._paused and held.may_resume:
             self._resume(key)
 
-    def _wait(self, key: Key, due_ms: int, held: int) -> None:
+    def _wait(self, key: Key, due_ms: int, held: HeldRecords) -> None:
         self._wakes.wake(key, due_ms)
         # Fetching on while few records are held means the records after the head are
         # already here when it falls due (no fetch round trip after each wake-up).
-        if held >= self._s.max_held and key not in self._paused:
+        if held.full and key not in self._paused:
             self._pause(key)
 
     def _pause(self, key: Key) -> None:
@@ -191,7 +187,7 @@ class ForwardLoop:
             key = (tp.topic, tp.partition)
             state = self._tracker.assign(key)
             self._lanes[key] = Lane(key, state, self._s.level_topics[tp.topic].label)
-            self._held[key] = deque()
+            self._held[key] = HeldRecords(self._s.hold)
         self._metrics.assigned.set(len(self._tracker.partitions))
 
     def on_revoke(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
