@@ -23,6 +23,7 @@ from rmqcompat.consumer.sendback import RecordSink, SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.settlement import Settlement
 from rmqcompat.consumer.subscriptions import Subscriptions
+from rmqcompat.fetch import fetch
 from rmqcompat.message import MessageExt
 from rmqcompat.quarantine import quarantine_record
 
@@ -108,7 +109,7 @@ class Engine:
         self._stopping.set()
 
     def _fetch(self, timeout: float) -> int:
-        records = self._consumer.consume(self.settings.pull_batch_size, timeout)
+        records = fetch(self._consumer, self.settings.pull_batch_size, timeout)
         if not records:
             return 0
         staged = self._intake.accept(records)

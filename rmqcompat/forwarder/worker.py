@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from rmqcompat.fetch import fetch
 from rmqcompat.forwarder.commit_tracker import CommitTracker
 from rmqcompat.forwarder.committer import Committer
 from rmqcompat.forwarder.delivery import Deliveries, Key, Lane
@@ -87,7 +88,7 @@ class ForwardLoop:
         if self.fatal is not None:
             raise KafkaException(self.fatal)
         timeout = self._wakes.poll_timeout_s(self._clock(), self._poll_cap_s())
-        touched = self._take(self._consumer.consume(CONSUME_BATCH, timeout))
+        touched = self._take(fetch(self._consumer, CONSUME_BATCH, timeout))
         touched.update(self._wakes.pop_due(self._clock()))
         for key in touched:
             self._drain(key)
