@@ -1,4 +1,6 @@
-"""Helpers of the push-consumer tests: raw produce/read with rmqcompat's codec, a recorder."""
+"""Helpers of the push-consumer tests: raw produce/read with rmqcompat's codec, a recorder,
+and ``ConsumerEnv``: one test's group and topic with a subscribed consumer on them (the
+``env`` fixture of consumer_fixtures.py makes one)."""
 
 from __future__ import annotations
 
@@ -6,14 +8,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from rmqcompat import properties as props
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
 from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
-from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.naming import retry_topic, to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopicSpec
 
@@ -21,10 +24,18 @@ SHORT_LEVELS = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
 OK = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 LATER = ConsumeConcurrentlyStatus.RECONSUME_LATER
 WAIT_S = 20.0
+LEVELS = DelayLevels.parse(SHORT_LEVELS)
 
 
-def create_topic(bootstrap: str, topic: str, namespace: str, partitions: int = 1) -> str:
-    ensure_topics({"bootstrap.servers": bootstrap}, {topic: TopicSpec(partitions)}, namespace)
+def create_topic(
+    bootstrap: str,
+    topic: str,
+    namespace: str,
+    partitions: int = 1,
+    configs: dict[str, str] | None = None,
+) -> str:
+    spec = TopicSpec(partitions, configs=configs or {})
+    ensure_topics({"bootstrap.servers": bootstrap}, {topic: spec}, namespace)
     return to_kafka_topic(topic, namespace)
 
 
@@ -135,3 +146,59 @@ def make_consumer(
     return DefaultMQPushConsumer(
         group, bootstrap_servers=bootstrap, namespace=namespace, kafka_config=overrides, **settings
     )
+
+
+class ConsumerEnv(NamedTuple):
+    """One test's broker, client overrides, namespace, group and topic, with the usual steps
+    on them; unpacks as ``bootstrap, overrides, ns, group, topic``."""
+
+    bootstrap: str
+    overrides: dict
+    ns: str
+    group: str
+    topic: str
+
+    def consumer(
+        self, listener: Any, expression: str = "*", **settings: Any
+    ) -> DefaultMQPushConsumer:
+        """A consumer of ``group`` on ``topic`` (tags ``expression``) with ``listener``; not
+        started: ``with env.consumer(...) as consumer:`` runs it."""
+        consumer = make_consumer(self.bootstrap, self.overrides, self.ns, self.group, **settings)
+        consumer.subscribe(self.topic, expression)
+        consumer.register_message_listener(listener)
+        return consumer
+
+    def produce(self, messages: list[dict[str, Any]], topic: str | None = None) -> list[str]:
+        """``produce`` into partition 0 of ``topic`` (default: this topic); the ids."""
+        return produce(self.bootstrap, topic or self.topic, self.ns, messages)
+
+    def create_retry_topic(self) -> str:
+        """Create the group's ``%RETRY%`` topic (to put messages in it); its logical name."""
+        create_topic(self.bootstrap, retry_topic(self.group), self.ns)
+        return retry_topic(self.group)
+
+    def offset(self, topic: str | None = None) -> int:
+        """The group's committed offset on partition 0 of ``topic`` (default: this topic)."""
+        return committed(self.bootstrap, f"{self.ns}%{self.group}", self.physical(topic))
+
+    def physical(self, topic: str | None = None) -> str:
+        return to_kafka_topic(topic or self.topic, self.ns)
+
+    def read(self, topic: str, count: int, timeout: float = WAIT_S) -> list:
+        return read_topic(self.bootstrap, topic, self.ns, count, timeout)
+
+    def read_all(self, topic: str, settle: float = 1.0) -> list:
+        return read_all(self.bootstrap, topic, self.ns, settle)
+
+
+def new_env(
+    bootstrap: str,
+    overrides: dict,
+    namespace: str,
+    unique_name: Callable[[str], str],
+    configs: dict[str, str] | None = None,
+) -> ConsumerEnv:
+    """A fresh group and a created one-partition topic (with topic ``configs``)."""
+    group, topic = unique_name("g"), unique_name("T")
+    create_topic(bootstrap, topic, namespace, configs=configs)
+    return ConsumerEnv(bootstrap, overrides, namespace, group, topic)

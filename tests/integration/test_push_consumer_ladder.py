@@ -3,17 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from consumer_helpers import (
-    LATER,
-    OK,
-    SHORT_LEVELS,
-    Recorder,
-    create_topic,
-    make_consumer,
-    produce,
-    read_topic,
-    wait_until,
-)
+from consumer_fixtures import consumer_env  # noqa: F401
+from consumer_helpers import LATER, OK, SHORT_LEVELS, Recorder, wait_until
 
 from rmqcompat import properties as props
 
@@ -23,30 +14,25 @@ from rmqcompat.topics.naming import dlq_topic
 
 
 @pytest.fixture
-def ladder(kafka_bootstrap, client_overrides, namespace, unique_name):
+def ladder(env):
     forwarder = DelayForwarder(
-        bootstrap_servers=kafka_bootstrap,
-        namespace=namespace,
+        bootstrap_servers=env.bootstrap,
+        namespace=env.ns,
         message_delay_level=SHORT_LEVELS,
-        kafka_config=client_overrides,
+        kafka_config=env.overrides,
     )
-    group, topic = unique_name("g"), unique_name("T")
-    create_topic(kafka_bootstrap, topic, namespace)
     forwarder.start()
-    yield kafka_bootstrap, client_overrides, namespace, group, topic
+    yield env
     forwarder.shutdown()
 
 
 @pytest.mark.slow
 def test_full_ladder_delivers_max_plus_one_times_then_dead_letters(ladder):
-    bootstrap, overrides, ns, group, topic = ladder
-    ids = produce(bootstrap, topic, ns, [{"body": b"always fails", "tags": "T1"}])
+    topic = ladder.topic
+    ids = ladder.produce([{"body": b"always fails", "tags": "T1"}])
     rec = Recorder(lambda msgs, ctx: LATER)
-    consumer = make_consumer(bootstrap, overrides, ns, group, max_reconsume_times=3)
-    consumer.subscribe(topic)
-    consumer.register_message_listener(rec)
-    with consumer:
-        (dead,) = read_topic(bootstrap, dlq_topic(group), ns, 1, timeout=60)
+    with ladder.consumer(rec, max_reconsume_times=3):
+        (dead,) = ladder.read(dlq_topic(ladder.group), 1, timeout=60)
     # 1 delivery + 3 retries, each seen under the original topic with its count
     assert [(d[0], d[1], d[2]) for d in rec.deliveries] == [(ids[0], topic, n) for n in range(4)]
     headers, body = dead
@@ -60,13 +46,10 @@ def test_full_ladder_delivers_max_plus_one_times_then_dead_letters(ladder):
 
 
 def test_retry_succeeds_on_second_delivery_through_the_retry_topic(ladder):
-    bootstrap, overrides, ns, group, topic = ladder
-    ids = produce(bootstrap, topic, ns, [{}])
+    topic = ladder.topic
+    ids = ladder.produce([{}])
     rec = Recorder(lambda msgs, ctx: OK if msgs[0].reconsume_times else LATER)
-    consumer = make_consumer(bootstrap, overrides, ns, group)
-    consumer.subscribe(topic)
-    consumer.register_message_listener(rec)
-    with consumer:
+    with ladder.consumer(rec):
         wait_until(lambda: len(rec.ids()) >= 2, timeout=30, what="the retry")
     assert [(d[0], d[1], d[2]) for d in rec.deliveries] == [(ids[0], topic, 0), (ids[0], topic, 1)]
     assert rec.deliveries[1][3].get_property(props.RETRY_TOPIC) == topic

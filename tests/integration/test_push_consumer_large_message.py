@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import Producer
-from consumer_helpers import LATER, OK, Recorder, committed, make_consumer, read_topic, wait_until
+from consumer_helpers import LATER, OK, Recorder, new_env, wait_until
 
 from rmqcompat import properties as props
-from rmqcompat.topics.naming import dlq_topic, to_kafka_topic
-from rmqcompat.topics.provision import ensure_topics
-from rmqcompat.topics.spec import TopicSpec
+from rmqcompat.topics.naming import dlq_topic
 
 BIG = 2 * 1024 * 1024  # under the 4 MiB max_message_size, over the 1 MB producer default
 ROOMY = {"max.message.bytes": str(8 << 20)}
@@ -18,46 +16,27 @@ ROOMY = {"max.message.bytes": str(8 << 20)}
 
 @pytest.fixture
 def env(kafka_bootstrap, client_overrides, namespace, unique_name):
-    group, topic = unique_name("g"), unique_name("T")
-    ensure_topics(
-        {"bootstrap.servers": kafka_bootstrap}, {topic: TopicSpec(1, configs=ROOMY)}, namespace
-    )
-    overrides = {**client_overrides, "fetch.message.max.bytes": 8 << 20}
-    return kafka_bootstrap, overrides, namespace, group, topic
+    env = new_env(kafka_bootstrap, client_overrides, namespace, unique_name, configs=ROOMY)
+    return env._replace(overrides={**env.overrides, "fetch.message.max.bytes": 8 << 20})
 
 
 def _produce_big_then_small(env):
-    bootstrap, _, ns, _, topic = env
-    producer = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 8 << 20})
+    producer = Producer({"bootstrap.servers": env.bootstrap, "message.max.bytes": 8 << 20})
     for msg_id, body in (("big", b"B" * BIG), ("small", b"s")):
         headers = props.to_headers({props.UNIQ_KEY: msg_id})
-        producer.produce(to_kafka_topic(topic, ns), body, headers=headers, partition=0)
+        producer.produce(env.physical(), body, headers=headers, partition=0)
     assert producer.flush(10) == 0
-
-
-def _consumer(env, rec, **settings):
-    bootstrap, overrides, ns, group, topic = env
-    consumer = make_consumer(bootstrap, overrides, ns, group, **settings)
-    consumer.subscribe(topic)
-    consumer.register_message_listener(rec)
-    return consumer
-
-
-def _offset(env):
-    bootstrap, _, ns, group, topic = env
-    return committed(bootstrap, f"{ns}%{group}", to_kafka_topic(topic, ns))
 
 
 def test_a_2_mib_message_is_sent_back_and_dead_lettered_like_any_other(env):
     # before: the send-back producer kept librdkafka's 1 MB limit, so the message was
     # consumed locally again every few seconds, forever, pinning the offset
-    bootstrap, _, ns, group, _ = env
     _produce_big_then_small(env)
     rec = Recorder(lambda msgs, ctx: LATER if msgs[0].msg_id == "big" else OK)
-    with _consumer(env, rec, max_reconsume_times=0, send_back_failure_delay_s=0.2):
-        wait_until(lambda: _offset(env) == 2, what="commit past the big message")
+    with env.consumer(rec, max_reconsume_times=0, send_back_failure_delay_s=0.2):
+        wait_until(lambda: env.offset() == 2, what="commit past the big message")
     assert sorted(rec.ids()) == ["big", "small"]  # the big one was consumed once
-    [(headers, body)] = read_topic(bootstrap, dlq_topic(group), ns, 1)
+    [(headers, body)] = env.read(dlq_topic(env.group), 1)
     assert headers[props.UNIQ_KEY] == "big" and len(body) == BIG
 
 
@@ -65,23 +44,13 @@ def test_a_send_back_refused_for_good_is_kept_in_flight_and_reported_not_looped(
     # the operator capped records at 1 MB: neither the retry path nor the DLQ takes it
     _produce_big_then_small(env)
     rec = Recorder(lambda msgs, ctx: LATER if msgs[0].msg_id == "big" else OK)
-    bootstrap, overrides, ns, group, topic = env
-    consumer = make_consumer(
-        bootstrap,
-        {**overrides, "message.max.bytes": 1_000_000},
-        ns,
-        group,
-        max_reconsume_times=3,
-        send_back_failure_delay_s=0.2,
-    )
-    consumer.subscribe(topic)
-    consumer.register_message_listener(rec)
-    with consumer:
+    capped = env._replace(overrides={**env.overrides, "message.max.bytes": 1_000_000})
+    with capped.consumer(rec, max_reconsume_times=3, send_back_failure_delay_s=0.2) as consumer:
         wait_until(lambda: "big" in consumer.stuck_messages(), what="the stuck report")
         assert "too large" in consumer.stuck_messages()["big"].lower()
         assert not consumer.healthy()
-        assert consumer.stats()[(to_kafka_topic(topic, ns), 0)]["stuck"] == 1
+        assert consumer.stats()[(env.physical(), 0)]["stuck"] == 1
         wait_until(lambda: "small" in rec.ids(), what="later messages go on")
         # in flight: the commit cannot pass it, and it is not handed out again and again
-        assert _offset(env) in (-1001, 0)
+        assert env.offset() in (-1001, 0)
         assert rec.ids().count("big") == 1

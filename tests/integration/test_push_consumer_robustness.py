@@ -5,45 +5,16 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException
-from consumer_helpers import (
-    OK,
-    Recorder,
-    committed,
-    create_topic,
-    make_consumer,
-    produce,
-    wait_until,
-)
+from consumer_fixtures import consumer_env  # noqa: F401
+from consumer_helpers import OK, Recorder, wait_until
 
 from rmqcompat.consumer import ConsumerFailedError, push_consumer
 from rmqcompat.consumer.membership import Membership
 from rmqcompat.errors import RmqCompatError
-from rmqcompat.topics.naming import to_kafka_topic
-
-
-@pytest.fixture
-def env(kafka_bootstrap, client_overrides, namespace, unique_name):
-    group, topic = unique_name("g"), unique_name("T")
-    create_topic(kafka_bootstrap, topic, namespace)
-    return kafka_bootstrap, client_overrides, namespace, group, topic
-
-
-def _consumer(env, listener, **settings):
-    bootstrap, overrides, ns, group, topic = env
-    consumer = make_consumer(bootstrap, overrides, ns, group, **settings)
-    consumer.subscribe(topic)
-    consumer.register_message_listener(listener)
-    return consumer
-
-
-def _offset(env):
-    bootstrap, _, ns, group, topic = env
-    return committed(bootstrap, f"{ns}%{group}", to_kafka_topic(topic, ns))
 
 
 def test_a_listener_that_empties_its_list_still_gets_its_messages_committed(env):
-    bootstrap, _, ns, _, topic = env
-    produce(bootstrap, topic, ns, [{} for _ in range(5)])
+    env.produce([{} for _ in range(5)])
     calls = []
 
     def drain(msgs, ctx):
@@ -51,8 +22,8 @@ def test_a_listener_that_empties_its_list_still_gets_its_messages_committed(env)
             calls.append(msgs.pop())
         return OK
 
-    with _consumer(env, drain, consume_message_batch_max_size=2):
-        wait_until(lambda: _offset(env) == 5, what="commit past every message")
+    with env.consumer(drain, consume_message_batch_max_size=2):
+        wait_until(lambda: env.offset() == 5, what="commit past every message")
     assert len(calls) == 5
 
 
@@ -70,25 +41,31 @@ class _FlakyCommitted(Consumer):
 
 def test_a_failed_start_lookup_in_the_assign_callback_is_retried(env, monkeypatch):
     monkeypatch.setattr(push_consumer, "Consumer", _FlakyCommitted)
-    bootstrap, _, ns, _, topic = env
-    ids = produce(bootstrap, topic, ns, [{} for _ in range(3)])
+    ids = env.produce([{} for _ in range(3)])
     rec = Recorder()
-    consumer = _consumer(env, rec)
-    with consumer:
+    with env.consumer(rec) as consumer:
         wait_until(lambda: sorted(rec.ids()) == sorted(ids), what="every message")
         assert consumer.healthy()
     assert _FlakyCommitted.failures == 0
 
 
 class _FailingConsume(Consumer):
-    """consume() raises what a test puts in ``raise_next`` (once)."""
+    """The next poll() or consume() raises what a test puts in ``raise_next`` (once)."""
 
     raise_next: KafkaException | None = None
 
-    def consume(self, *args, **kwargs):
+    @staticmethod
+    def _raise_pending() -> None:
         error, _FailingConsume.raise_next = _FailingConsume.raise_next, None
         if error is not None:
             raise error
+
+    def poll(self, *args, **kwargs):
+        self._raise_pending()
+        return super().poll(*args, **kwargs)
+
+    def consume(self, *args, **kwargs):
+        self._raise_pending()
         return super().consume(*args, **kwargs)
 
 
@@ -96,16 +73,15 @@ def test_poll_errors_are_survived_and_a_fatal_one_is_reported_by_healthy_and_shu
     env, monkeypatch
 ):
     monkeypatch.setattr(push_consumer, "Consumer", _FailingConsume)
-    bootstrap, _, ns, _, topic = env
     rec = Recorder()
-    consumer = _consumer(env, rec)
+    consumer = env.consumer(rec)
     consumer.start()
     try:
         wait_until(consumer.healthy, what="started")
         transient = KafkaError(KafkaError._TRANSPORT, "broker connection lost")
         _FailingConsume.raise_next = KafkaException(transient)
         wait_until(lambda: _FailingConsume.raise_next is None, what="the transient error")
-        ids = produce(bootstrap, topic, ns, [{}])
+        ids = env.produce([{}])
         wait_until(lambda: rec.ids() == ids, what="consumption after the transient error")
         assert consumer.healthy()
         fatal = KafkaException(KafkaError(KafkaError._FATAL, "fenced", fatal=True))
@@ -132,11 +108,9 @@ def test_an_assign_callback_that_raises_anyway_leaves_a_consumer_that_still_cons
         return original(self, consumer, tps)
 
     monkeypatch.setattr(Membership, "on_assign", flaky)
-    bootstrap, _, ns, _, topic = env
-    ids = produce(bootstrap, topic, ns, [{} for _ in range(3)])
+    ids = env.produce([{} for _ in range(3)])
     rec = Recorder()
-    consumer = _consumer(env, rec)
-    with consumer:
+    with env.consumer(rec) as consumer:
         wait_until(lambda: sorted(rec.ids()) == sorted(ids), what="every message")
-        wait_until(lambda: _offset(env) == 3, what="the commit")
+        wait_until(lambda: env.offset() == 3, what="the commit")
         assert consumer.healthy()

@@ -4,50 +4,36 @@ from __future__ import annotations
 
 import logging
 
-import pytest
-from consumer_helpers import (
-    LATER,
-    OK,
-    SHORT_LEVELS,
-    Recorder,
-    committed,
-    create_topic,
-    make_consumer,
-    produce,
-    read_all,
-    read_topic,
-    wait_until,
-)
+from consumer_fixtures import consumer_env  # noqa: F401
+from consumer_helpers import LATER, LEVELS, OK, Recorder, wait_until
 
 from rmqcompat import properties as props
-from rmqcompat.topics.delay_levels import DelayLevels
-from rmqcompat.topics.naming import dlq_topic, retry_topic, to_kafka_topic
-
-LEVELS = DelayLevels.parse(SHORT_LEVELS)
-
-
-@pytest.fixture
-def env(kafka_bootstrap, client_overrides, namespace, unique_name):
-    group = unique_name("g")
-    topic = unique_name("T")
-    create_topic(kafka_bootstrap, topic, namespace)
-    return kafka_bootstrap, client_overrides, namespace, group, topic
+from rmqcompat.topics.naming import dlq_topic, retry_topic
 
 
 def _run(env, recorder, messages, until, **settings):
-    bootstrap, overrides, ns, group, topic = env
-    ids = produce(bootstrap, topic, ns, messages)
-    consumer = make_consumer(bootstrap, overrides, ns, group, **settings)
-    consumer.subscribe(topic)
-    consumer.register_message_listener(recorder)
-    with consumer:
+    ids = env.produce(messages)
+    with env.consumer(recorder, **settings):
         wait_until(lambda: until(recorder), what="deliveries")
     return ids
 
 
+def _one_batch(env, behave, size):
+    """Produce ``size`` messages and consume them as one batch with ``behave``; the ids."""
+    rec = Recorder(behave)
+    ids = _run(
+        env,
+        rec,
+        [{} for _ in range(size)],
+        lambda r: len(r.ids()) >= size,
+        consume_message_batch_max_size=size,
+    )
+    assert rec.batches[0] == ids  # precondition: one batch of ``size``
+    return ids
+
+
 def _parked(env, level, count):
-    bootstrap, _, ns, _, _ = env
-    return read_topic(bootstrap, LEVELS.topic(level), ns, count)
+    return env.read(LEVELS.topic(level), count)
 
 
 def test_none_and_exception_mean_reconsume_later_and_are_logged_with_ids(env, caplog):
@@ -62,7 +48,7 @@ def test_none_and_exception_mean_reconsume_later_and_are_logged_with_ids(env, ca
     parked = _parked(env, 3, 2)
     assert sorted(h[props.UNIQ_KEY] for h, _ in parked) == sorted(ids)
     assert all(h[props.RECONSUME_TIME] == "1" for h, _ in parked)
-    assert ids[0] in caplog.text and ids[1] in caplog.text and env[3] in caplog.text
+    assert ids[0] in caplog.text and ids[1] in caplog.text and env.group in caplog.text
 
 
 def test_ack_index_in_a_batch_sends_back_only_messages_after_it(env):
@@ -70,18 +56,10 @@ def test_ack_index_in_a_batch_sends_back_only_messages_after_it(env):
         ctx.ack_index = 1
         return OK
 
-    rec = Recorder(behave)
-    ids = _run(
-        env,
-        rec,
-        [{} for _ in range(4)],
-        lambda r: len(r.ids()) >= 4,
-        consume_message_batch_max_size=4,
-    )
-    assert rec.batches[0] == ids  # precondition: one batch of 4
+    ids = _one_batch(env, behave, 4)
     parked = _parked(env, 3, 2)
     assert sorted(h[props.UNIQ_KEY] for h, _ in parked) == sorted(ids[2:])
-    assert len(read_all(env[0], LEVELS.topic(3), env[2])) == 2
+    assert len(env.read_all(LEVELS.topic(3))) == 2
 
 
 def test_reconsume_later_fails_the_whole_batch_despite_ack_index(env):
@@ -89,15 +67,7 @@ def test_reconsume_later_fails_the_whole_batch_despite_ack_index(env):
         ctx.ack_index = 2
         return LATER
 
-    rec = Recorder(behave)
-    ids = _run(
-        env,
-        rec,
-        [{} for _ in range(3)],
-        lambda r: len(r.ids()) >= 3,
-        consume_message_batch_max_size=3,
-    )
-    assert rec.batches[0] == ids
+    ids = _one_batch(env, behave, 3)
     assert sorted(h[props.UNIQ_KEY] for h, _ in _parked(env, 3, 3)) == sorted(ids)
 
 
@@ -106,38 +76,20 @@ def test_opt_in_per_message_failure_sends_back_only_marked_messages(env):
         ctx.fail(1)
         return LATER
 
-    rec = Recorder(behave)
-    ids = _run(
-        env,
-        rec,
-        [{} for _ in range(3)],
-        lambda r: len(r.ids()) >= 3,
-        consume_message_batch_max_size=3,
-    )
-    assert rec.batches[0] == ids
-    parked = read_all(env[0], LEVELS.topic(3), env[2], settle=2.0)
+    ids = _one_batch(env, behave, 3)
+    parked = env.read_all(LEVELS.topic(3), settle=2.0)
     assert [h[props.UNIQ_KEY] for h, _ in parked] == [ids[1]]
 
 
 def test_send_back_parks_on_level_3_plus_reconsume_times_with_rocketmq_properties(env):
-    bootstrap, _, ns, group, topic = env
+    topic = env.topic
     # a message already retried twice comes back through %RETRY%G
-    create_topic(bootstrap, retry_topic(group), ns)
-    retried = produce(
-        bootstrap,
-        retry_topic(group),
-        ns,
-        [
-            {
-                "props": {
-                    props.RETRY_TOPIC: topic,
-                    props.RECONSUME_TIME: "2",
-                    props.ORIGIN_MESSAGE_ID: "first-id",
-                },
-                "tags": "TagA",
-            }
-        ],
-    )
+    twice = {
+        props.RETRY_TOPIC: topic,
+        props.RECONSUME_TIME: "2",
+        props.ORIGIN_MESSAGE_ID: "first-id",
+    }
+    retried = env.produce([{"props": twice, "tags": "TagA"}], topic=env.create_retry_topic())
     rec = Recorder(lambda msgs, ctx: LATER)
     fresh = _run(env, rec, [{"tags": "TagA"}], lambda r: len(r.ids()) >= 2)
     by_id = {d[0]: d for d in rec.deliveries}
@@ -145,7 +97,7 @@ def test_send_back_parks_on_level_3_plus_reconsume_times_with_rocketmq_propertie
     assert by_id[retried[0]][1:3] == (topic, 2)
     assert by_id[fresh[0]][1:3] == (topic, 0)
     (first,) = [h for h, _ in _parked(env, 3, 1)]
-    assert first[props.REAL_TOPIC] == retry_topic(group)
+    assert first[props.REAL_TOPIC] == retry_topic(env.group)
     assert first[props.DELAY] == "3"
     assert first[props.RETRY_TOPIC] == topic
     assert first[props.ORIGIN_MESSAGE_ID] == fresh[0]
@@ -165,34 +117,26 @@ def test_delay_level_minus_one_dead_letters_at_once_and_positive_picks_the_level
 
     rec = Recorder(behave)
     ids = _run(env, rec, [{"body": b"dlq"}, {"body": b"seven"}], lambda r: len(r.ids()) >= 2)
-    bootstrap, _, ns, group, topic = env
-    (dead,) = read_topic(bootstrap, dlq_topic(group), ns, 1)
+    (dead,) = env.read(dlq_topic(env.group), 1)
     assert dead[0][props.UNIQ_KEY] == ids[0] and dead[1] == b"dlq"
-    assert dead[0][props.RETRY_TOPIC] == topic and dead[0][props.RECONSUME_TIME] == "1"
+    assert dead[0][props.RETRY_TOPIC] == env.topic and dead[0][props.RECONSUME_TIME] == "1"
     (seven,) = _parked(env, 7, 1)
     assert seven[0][props.UNIQ_KEY] == ids[1]
 
 
 def test_reconsume_times_at_max_goes_to_dlq_immediately(env):
-    bootstrap, _, ns, group, topic = env
-    create_topic(bootstrap, retry_topic(group), ns)
-    ids = produce(
-        bootstrap,
-        retry_topic(group),
-        ns,
-        [{"props": {props.RETRY_TOPIC: topic, props.RECONSUME_TIME: "3"}}],
-    )
+    at_max = {props.RETRY_TOPIC: env.topic, props.RECONSUME_TIME: "3"}
+    ids = env.produce([{"props": at_max}], topic=env.create_retry_topic())
     rec = Recorder(lambda msgs, ctx: LATER)
     _run(env, rec, [], lambda r: len(r.ids()) >= 1, max_reconsume_times=3)
-    (dead,) = read_topic(bootstrap, dlq_topic(group), ns, 1)
+    (dead,) = env.read(dlq_topic(env.group), 1)
     assert dead[0][props.UNIQ_KEY] == ids[0]
     assert dead[0][props.RECONSUME_TIME] == "4" and dead[0][props.MAX_RECONSUME_TIMES] == "3"
-    assert read_all(bootstrap, LEVELS.topic(LEVELS.max_level), ns) == []
+    assert env.read_all(LEVELS.topic(LEVELS.max_level)) == []
 
 
 def test_discard_mode_drops_exhausted_messages_and_moves_on(env):
-    bootstrap, _, ns, group, topic = env
     rec = Recorder(lambda msgs, ctx: LATER)
     _run(env, rec, [{}, {}], lambda r: len(r.ids()) >= 2, max_reconsume_times=0, dead_letter=False)
-    assert committed(bootstrap, f"{ns}%{group}", to_kafka_topic(topic, ns)) == 2
-    assert read_all(bootstrap, LEVELS.topic(3), ns) == []
+    assert env.offset() == 2
+    assert env.read_all(LEVELS.topic(3)) == []

@@ -9,28 +9,13 @@ from __future__ import annotations
 import threading
 
 import pytest
-from consumer_helpers import (
-    LATER,
-    OK,
-    Recorder,
-    committed,
-    create_topic,
-    make_consumer,
-    produce,
-    wait_until,
-)
-
-from rmqcompat.topics.naming import to_kafka_topic
+from consumer_fixtures import consumer_env  # noqa: F401
+from consumer_helpers import LATER, OK, Recorder, wait_until
 
 
 @pytest.mark.slow
-def test_send_back_failure_keeps_message_in_flight_and_reconsumes_it_after_5s(
-    kafka_bootstrap, dev_broker, client_overrides, namespace, unique_name
-):
-    group, topic = unique_name("g"), unique_name("T")
-    physical = to_kafka_topic(topic, namespace)
-    create_topic(kafka_bootstrap, topic, namespace)
-    ids = produce(kafka_bootstrap, topic, namespace, [{"body": b"fails"}, {}, {}])
+def test_send_back_failure_keeps_message_in_flight_and_reconsumes_it_after_5s(env, dev_broker):
+    ids = env.produce([{"body": b"fails"}, {}, {}])
     go, second = threading.Event(), threading.Event()
 
     def behave(msgs, ctx):
@@ -43,12 +28,7 @@ def test_send_back_failure_keeps_message_in_flight_and_reconsumes_it_after_5s(
         return OK
 
     rec = Recorder(behave)
-    consumer = make_consumer(
-        kafka_bootstrap, client_overrides, namespace, group, send_back_timeout_s=0.5
-    )
-    consumer.subscribe(topic)
-    consumer.register_message_listener(rec)
-    with consumer:
+    with env.consumer(rec, send_back_timeout_s=0.5):
         wait_until(lambda: len(rec.ids()) >= 3, what="first deliveries")
         dev_broker.freeze()
         try:
@@ -58,13 +38,10 @@ def test_send_back_failure_keeps_message_in_flight_and_reconsumes_it_after_5s(
             dev_broker.thaw()
         wait_until(lambda: len(rec.ids()) >= 4, timeout=30, what="local re-consume")
         # in flight the whole time: the commit never passed offset 0
-        assert committed(kafka_bootstrap, f"{namespace}%{group}", physical) in (-1001, 0)
+        assert env.offset() in (-1001, 0)
         second.set()
-        wait_until(
-            lambda: committed(kafka_bootstrap, f"{namespace}%{group}", physical) == 3,
-            what="commit after success",
-        )
+        wait_until(lambda: env.offset() == 3, what="commit after success")
     redelivery = rec.deliveries[3]
     # same record (offset 0, business topic), one more reconsume, no retry-topic hop
-    assert (redelivery[0], redelivery[1], redelivery[2]) == (ids[0], topic, 1)
+    assert (redelivery[0], redelivery[1], redelivery[2]) == (ids[0], env.topic, 1)
     assert redelivery[3].queue_offset == 0

@@ -12,39 +12,18 @@ import json
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
-from consumer_helpers import Recorder, committed, create_topic, make_consumer, produce, wait_until
+from consumer_fixtures import consumer_env  # noqa: F401
+from consumer_helpers import Recorder, wait_until
 
 from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel
-from rmqcompat.topics.naming import to_kafka_topic
 
 LAST = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
 
 
-@pytest.fixture
-def env(kafka_bootstrap, client_overrides, namespace, unique_name):
-    group, topic = unique_name("g"), unique_name("T")
-    create_topic(kafka_bootstrap, topic, namespace)
-    return kafka_bootstrap, client_overrides, namespace, group, topic
-
-
-def _consumer(env, rec, **settings):
-    bootstrap, overrides, ns, group, topic = env
-    consumer = make_consumer(bootstrap, overrides, ns, group, **settings)
-    consumer.subscribe(topic)
-    consumer.register_message_listener(rec)
-    return consumer
-
-
-def _offset(env):
-    bootstrap, _, ns, group, topic = env
-    return committed(bootstrap, f"{ns}%{group}", to_kafka_topic(topic, ns))
-
-
 def _commit(env, offset):
-    bootstrap, _, ns, group, topic = env
-    raw = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{ns}%{group}"})
+    raw = Consumer({"bootstrap.servers": env.bootstrap, "group.id": f"{env.ns}%{env.group}"})
     try:
-        tp = TopicPartition(to_kafka_topic(topic, ns), 0, offset)
+        tp = TopicPartition(env.physical(), 0, offset)
         raw.commit(offsets=[tp], asynchronous=False)
     finally:
         raw.close()
@@ -55,30 +34,28 @@ def test_last_offset_start_is_committed_so_a_message_produced_while_down_is_deli
     # was committed, and the next owner resolved "latest" again past the new message
     # (Tansu's too-small "latest" hides it when the topic has history).
     first = Recorder()
-    with _consumer(env, first, consume_from_where=LAST):
-        wait_until(lambda: _offset(env) == 0, what="the start position committed")
-    bootstrap, _, ns, _, topic = env
-    ids = produce(bootstrap, topic, ns, [{"body": b"while-down"}])
+    with env.consumer(first, consume_from_where=LAST):
+        wait_until(lambda: env.offset() == 0, what="the start position committed")
+    ids = env.produce([{"body": b"while-down"}])
     second = Recorder()
-    with _consumer(env, second, consume_from_where=LAST):
+    with env.consumer(second, consume_from_where=LAST):
         wait_until(lambda: second.ids() == ids, what="the message produced while down")
     assert first.ids() == []
 
 
 def test_broadcasting_writes_its_start_to_the_offset_file_at_once(env, tmp_path):
-    bootstrap, _, ns, _, topic = env
     settings = {
         "consume_from_where": LAST,
         "message_model": MessageModel.BROADCASTING,
         "offset_store_dir": tmp_path,
     }
-    path = tmp_path / ns / env[3] / "offsets.json"
-    with _consumer(env, Recorder(), **settings):
+    path = tmp_path / env.ns / env.group / "offsets.json"
+    with env.consumer(Recorder(), **settings):
         wait_until(path.exists, what="the offset file")
-    assert json.loads(path.read_text())["offsets"] == {to_kafka_topic(topic, ns): {"0": 0}}
-    ids = produce(bootstrap, topic, ns, [{"body": b"while-down"}])
+    assert json.loads(path.read_text())["offsets"] == {env.physical(): {"0": 0}}
+    ids = env.produce([{"body": b"while-down"}])
     again = Recorder()
-    with _consumer(env, again, **settings):
+    with env.consumer(again, **settings):
         wait_until(lambda: again.ids() == ids, what="the message produced while down")
 
 
@@ -90,26 +67,24 @@ def test_a_committed_offset_beyond_the_end_resets_to_the_earliest_record(env, br
             "Tansu answers a fetch beyond the log end with no records instead of "
             "OFFSET_OUT_OF_RANGE, so no offset reset ever happens there"
         )
-    bootstrap, _, ns, _, topic = env
-    ids = produce(bootstrap, topic, ns, [{} for _ in range(5)])
+    ids = env.produce([{} for _ in range(5)])
     _commit(env, 100)
     rec = Recorder()
-    with _consumer(env, rec, consume_from_where=LAST):
+    with env.consumer(rec, consume_from_where=LAST):
         wait_until(lambda: sorted(rec.ids()) == sorted(ids), what="every stored message")
-        wait_until(lambda: _offset(env) == 5, what="the commit after the reset")
+        wait_until(lambda: env.offset() == 5, what="the commit after the reset")
     assert "out of range" in caplog.text
 
 
 def test_a_committed_offset_below_the_log_start_resumes_at_the_log_start(env, broker_kind):
     if broker_kind == "tansu":
         pytest.skip("Tansu does not implement DeleteRecords (no way to truncate a log)")
-    bootstrap, _, ns, _, topic = env
-    ids = produce(bootstrap, topic, ns, [{} for _ in range(10)])
+    ids = env.produce([{} for _ in range(10)])
     _commit(env, 2)
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    tp = TopicPartition(to_kafka_topic(topic, ns), 0, 5)
+    admin = AdminClient({"bootstrap.servers": env.bootstrap})
+    tp = TopicPartition(env.physical(), 0, 5)
     for future in admin.delete_records([tp]).values():
         future.result()  # retention removed offsets 0..4
     rec = Recorder()
-    with _consumer(env, rec, consume_from_where=LAST):
+    with env.consumer(rec, consume_from_where=LAST):
         wait_until(lambda: sorted(rec.ids()) == sorted(ids[5:]), what="offsets 5..9")
