@@ -15,23 +15,20 @@ from rmqcompat.config import ClientConfig, mask_secrets
 from rmqcompat.errors import ClientStateError, ConfigError
 from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE, Message
-from rmqcompat.message_id import new_message_id
 from rmqcompat.producer.failures import Backoff
-from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.pipeline import Pipeline
-from rmqcompat.producer.records import ShardingKey, build_record, encode_key, plain_headers
+from rmqcompat.producer.records import ShardingKey
 from rmqcompat.producer.resend import Resender
 from rmqcompat.producer.send_future import SendFuture
 from rmqcompat.producer.send_result import SendResult
 from rmqcompat.producer.settings import ProducerSettings
 from rmqcompat.producer.spool import Spool
+from rmqcompat.producer.submission import SendCallback, Submitter
 from rmqcompat.producer.topic_guard import TopicGuard
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.spec import TopologySpec
 
 log = logging.getLogger(__name__)
-
-SendCallback = Callable[[SendResult | BaseException], None]
 
 
 def _epoch_ms() -> int:
@@ -99,7 +96,6 @@ class DefaultMQProducer(Lifecycle):
             spool_resend_interval_s,
         )
         self.spool = Spool(spool_dir) if spool_dir is not None else None
-        self._clock_ms = clock_ms
         timeout_s = send_msg_timeout / 1000.0
         # Level topics must hold the largest body this producer accepts (Kafka: ~1 MiB).
         level_spec = (topology or TopologySpec()).delay.sized_for(max_message_size)
@@ -117,6 +113,7 @@ class DefaultMQProducer(Lifecycle):
             attempts=1 + retry_times_when_send_async_failed,
             interval_s=spool_resend_interval_s,
         )
+        self._submitter = Submitter(self.settings.client, self._topics, self._pipeline, clock_ms)
         self._state = _State.CREATED
         self._state_lock = threading.Lock()
 
@@ -243,73 +240,9 @@ class DefaultMQProducer(Lifecycle):
         deadline: float | None,
         callback: SendCallback | None = None,
     ) -> SendFuture:
-        # The hot path of every send: keep it free of per-send locks and needless objects.
         if self._state is not _State.RUNNING:
             self._check_running()
-        client = self.settings.client
-        msg.check_size(client.max_message_size)
-        physical = self._topics.physical(msg.topic)
-        msg_id = new_message_id()
-        now_ms = self._clock_ms()
-        headers = plain_headers(msg, msg_id, now_ms)
-        if headers is not None:
-            pending = PendingSend(
-                physical,
-                msg.body_bytes(),
-                encode_key(key),
-                headers,  # type: ignore[arg-type]
-                msg_id,
-                msg.topic,
-                msg,
-                attempts,
-                deadline,
-                on_outcome=callback,
-            )
-            self._pipeline.submit(pending, self._topics.missing(self._pipeline.producer, physical))
-            return pending.future
-        return self._submit_built(msg, key, attempts, deadline, callback, physical, msg_id, now_ms)
-
-    def _submit_built(
-        self,
-        msg: Message,
-        key: ShardingKey,
-        attempts: int,
-        deadline: float | None,
-        callback: SendCallback | None,
-        physical: str,
-        msg_id: str,
-        now_ms: int,
-    ) -> SendFuture:
-        client = self.settings.client
-        prepared = build_record(
-            msg,
-            physical_topic=physical,
-            namespace=client.namespace,
-            levels=client.levels,
-            msg_id=msg_id,
-            now_ms=now_ms,
-            sharding_key=key,
-        )
-        # A parked message is checked against its REAL topic, by the same rule as a plain
-        # send: parking it for a missing topic would only move the failure to the forwarder.
-        missing = self._topics.missing(self._pipeline.producer, physical)
-        if prepared.level is None:
-            logical = msg.topic
-        else:
-            logical = client.levels.topic(prepared.level)
-            if missing is None:
-                self._topics.ensure_level(prepared.level)
-        pending = PendingSend.of_record(
-            prepared.record,
-            msg_id,
-            logical,
-            msg,
-            max_attempts=attempts,
-            deadline=deadline,
-            on_outcome=callback,
-        )
-        self._pipeline.submit(pending, missing)
-        return pending.future
+        return self._submitter.submit(msg, key, attempts, deadline, callback)
 
 
 def _log_oneway_failure(outcome: SendResult | BaseException) -> None:

@@ -1,0 +1,113 @@
+"""Turn one ``Message`` into a ``PendingSend`` and hand it to the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.message import Message
+from rmqcompat.message_id import new_message_id
+from rmqcompat.producer.pending import PendingSend
+from rmqcompat.producer.pipeline import Pipeline
+from rmqcompat.producer.records import ShardingKey, build_record, encode_key, plain_headers
+from rmqcompat.producer.send_future import SendFuture
+from rmqcompat.producer.send_result import SendResult
+from rmqcompat.producer.topic_guard import TopicGuard
+
+SendCallback = Callable[[SendResult | BaseException], None]
+
+
+class Submitter:
+    """The submission path of ``DefaultMQProducer``: size check, topic, record, pipeline.
+
+    Args:
+        client: the producer's client settings (size limit, namespace, delay levels).
+        topics: maps logical to physical topics and creates level topics on demand.
+        pipeline: receives every ``PendingSend``.
+        clock_ms: wall clock in epoch milliseconds, stamped on each record.
+    """
+
+    def __init__(
+        self,
+        client: ClientConfig,
+        topics: TopicGuard,
+        pipeline: Pipeline,
+        clock_ms: Callable[[], int],
+    ) -> None:
+        self._client = client
+        self._topics = topics
+        self._pipeline = pipeline
+        self._clock_ms = clock_ms
+
+    def submit(
+        self,
+        msg: Message,
+        key: ShardingKey,
+        attempts: int,
+        deadline: float | None,
+        callback: SendCallback | None = None,
+    ) -> SendFuture:
+        # The hot path of every send: keep it free of per-send locks and needless objects.
+        msg.check_size(self._client.max_message_size)
+        physical = self._topics.physical(msg.topic)
+        msg_id = new_message_id()
+        now_ms = self._clock_ms()
+        headers = plain_headers(msg, msg_id, now_ms)
+        if headers is not None:
+            pending = PendingSend(
+                physical,
+                msg.body_bytes(),
+                encode_key(key),
+                headers,  # type: ignore[arg-type]
+                msg_id,
+                msg.topic,
+                msg,
+                attempts,
+                deadline,
+                on_outcome=callback,
+            )
+            self._pipeline.submit(pending, self._topics.missing(self._pipeline.producer, physical))
+            return pending.future
+        return self._submit_built(msg, key, attempts, deadline, callback, physical, msg_id, now_ms)
+
+    def _submit_built(
+        self,
+        msg: Message,
+        key: ShardingKey,
+        attempts: int,
+        deadline: float | None,
+        callback: SendCallback | None,
+        physical: str,
+        msg_id: str,
+        now_ms: int,
+    ) -> SendFuture:
+        client = self._client
+        prepared = build_record(
+            msg,
+            physical_topic=physical,
+            namespace=client.namespace,
+            levels=client.levels,
+            msg_id=msg_id,
+            now_ms=now_ms,
+            sharding_key=key,
+        )
+        # A parked message is checked against its REAL topic, by the same rule as a plain
+        # send: parking it for a missing topic would only move the failure to the forwarder.
+        missing = self._topics.missing(self._pipeline.producer, physical)
+        if prepared.level is None:
+            logical = msg.topic
+        else:
+            logical = client.levels.topic(prepared.level)
+            if missing is None:
+                self._topics.ensure_level(prepared.level)
+        pending = PendingSend.of_record(
+            prepared.record,
+            msg_id,
+            logical,
+            msg,
+            max_attempts=attempts,
+            deadline=deadline,
+            on_outcome=callback,
+        )
+        self._pipeline.submit(pending, missing)
+        return pending.future
