@@ -49,6 +49,7 @@ class Engine:
         partitions: Partitions,
         clock: Callable[[], float] = time.monotonic,
         reconcile: Callable[[], None] = lambda: None,
+        rediscover: Callable[[], None] | None = None,
     ) -> None:
         self.settings = settings
         self._subs = subscriptions
@@ -58,6 +59,8 @@ class Engine:
         self.partitions = partitions
         self._clock = clock
         self._reconcile = reconcile  # after an error raised out of a rebalance callback
+        self._rediscover = rediscover  # BROADCASTING: pick up partitions created since
+        self._next_discovery = clock() + settings.broadcast_rediscover_interval_s
         sendback = SendBack(sink, settings.retry_policy(), settings.client.namespace)
         self.settlement = Settlement(settings, sendback, partitions, pool, clock)
         self._stopping = threading.Event()
@@ -170,6 +173,9 @@ class Engine:
         if now >= self._next_commit:
             self.partitions.commit(asynchronous=True)
             self._next_commit = now + self.settings.persist_consumer_offset_interval
+        if self._rediscover is not None and now >= self._next_discovery:
+            self._rediscover()
+            self._next_discovery = self._clock() + self.settings.broadcast_rediscover_interval_s
 
     def _drain(self) -> None:
         """Stop fetching, let running listeners and send-backs finish, then commit."""

@@ -4,7 +4,8 @@ CLUSTERING: Kafka's group protocol assigns partitions; these callbacks (run on t
 thread) set start offsets, commit new groups' start positions at once, and commit
 synchronously before a partition is taken away.
 BROADCASTING: the instance assigns every partition of its topics itself, starting from
-its local offset file.
+its local offset file, and periodically adds partitions created since (RocketMQ
+re-balances every 20 s).
 
 The callbacks never raise: librdkafka assigns the partitions anyway when a callback
 fails, and a partition the consumer did not register would be fetched and ignored.
@@ -13,10 +14,11 @@ fails, and a partition the consumer did not register would be fetched and ignore
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaException, TopicPartition
 
+from rmqcompat.consumer.listener import ConsumeFromWhere
 from rmqcompat.consumer.partitions import Key, Partitions
 from rmqcompat.consumer.positions import resolve, start_positions
 from rmqcompat.consumer.settings import ConsumerSettings
@@ -26,6 +28,8 @@ from rmqcompat.message import MessageQueue
 _log = logging.getLogger("rmqcompat.consumer")
 
 METADATA_TIMEOUT_S = 30.0
+#: a periodic rediscovery must not hold up the poll loop for long; it retries next round
+DISCOVERY_TIMEOUT_S = 1.0
 #: committed() is asked this often before the consumer lets librdkafka pick the start.
 LOOKUP_ATTEMPTS = 3
 
@@ -44,6 +48,7 @@ class Membership:
         self._subs = subscriptions
         self._partitions = partitions
         self._incremental = incremental
+        self._stored: Mapping[Key, int] = {}  # BROADCASTING: the offset file read at start
 
     def on_assign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         try:
@@ -96,13 +101,21 @@ class Membership:
         return self._settings.group
 
     def begin(
-        self, consumer: Consumer, tps: list[TopicPartition], stored: Mapping[Key, int]
+        self,
+        consumer: Consumer,
+        tps: list[TopicPartition],
+        stored: Mapping[Key, int],
+        from_where: ConsumeFromWhere | None = None,
     ) -> list[TopicPartition]:
-        """Register ``tps`` and return them with concrete start offsets."""
+        """Register ``tps`` and return them with concrete start offsets.
+
+        ``from_where`` overrides ``consume_from_where`` for partitions without a stored
+        offset.
+        """
         logical = start_positions(
             tps,
             stored,
-            self._settings.consume_from_where,
+            from_where or self._settings.consume_from_where,
             {self._subs.own_retry_physical},
             lambda lookups: self._by_time(consumer, lookups),
         )
@@ -137,8 +150,54 @@ class Membership:
                 _log.warning("topic %s does not exist; broadcasting consumer skips it", topic)
                 continue
             tps += [TopicPartition(topic, p) for p in sorted(metadata[topic].partitions)]
+        self._stored = stored
         consumer.assign(self.begin(consumer, tps, stored))
         self._partitions.persist_starts()
+
+    def rediscover(self, consumer: Consumer) -> None:
+        """BROADCASTING: also read partitions (and topics) created since the last look.
+
+        A partition that appears after start is read from its beginning: everything in
+        it was written after this consumer started, so "last offset" would skip what
+        arrived before it was noticed. Never raises for broker errors: they are logged
+        and the next round tries again.
+        """
+        counts: dict[str, Iterable[int]] = {}
+        for topic in self._subs.physical_topics():
+            try:
+                meta = consumer.list_topics(topic, timeout=DISCOVERY_TIMEOUT_S).topics.get(topic)
+            except KafkaException as exc:
+                _log.warning("group %s: metadata of %s unavailable: %s", self._group, topic, exc)
+                continue
+            if meta is not None and meta.error is None:
+                counts[topic] = meta.partitions
+        fresh = new_partitions(counts, set(self._partitions.keys()))
+        if not fresh:
+            return
+        try:
+            consumer.incremental_assign(
+                self.begin(
+                    consumer, fresh, self._stored, ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+                )
+            )
+        except KafkaException as exc:
+            _log.warning("group %s: cannot add %s: %s", self._group, _describe(fresh), exc)
+            # forget them, so the next round tries again
+            self._partitions.drop([(tp.topic, tp.partition) for tp in fresh], commit=False)
+            return
+        self._partitions.persist_starts()
+
+
+def new_partitions(
+    partitions: Mapping[str, Iterable[int]], known: Collection[Key]
+) -> list[TopicPartition]:
+    """The partitions of ``partitions`` (topic -> partition ids) not in ``known``, sorted."""
+    return [
+        TopicPartition(topic, p)
+        for topic in sorted(partitions)
+        for p in sorted(partitions[topic])
+        if (topic, p) not in known
+    ]
 
 
 def _stored(consumer: Consumer, tps: list[TopicPartition]) -> dict[Key, int]:

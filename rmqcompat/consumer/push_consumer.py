@@ -115,6 +115,7 @@ class DefaultMQPushConsumer(Lifecycle):
             self._pool,
             partitions,
             reconcile=lambda: membership.reconcile(consumer),
+            rediscover=(lambda: membership.rediscover(consumer)) if s.broadcasting else None,
         )
         self._thread = threading.Thread(
             target=self._run, name=f"rmqcompat-poll-{s.group}", daemon=True

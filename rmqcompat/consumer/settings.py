@@ -37,6 +37,8 @@ class ConsumerSettings:
     is how long ``shutdown`` lets running listeners finish before it commits and closes.
     ``send_back_failure_delay_s`` is how long a message whose send-back failed waits
     before it is consumed again locally (RocketMQ: 5 s).
+    ``broadcast_rediscover_interval_s`` is how often a BROADCASTING consumer looks for
+    partitions added to its topics (RocketMQ re-balances every 20 s).
 
     Raises:
         ConfigError / InvalidNameError: a setting is invalid.
@@ -62,6 +64,7 @@ class ConsumerSettings:
     send_back_failure_delay_s: float = 5.0
     pull_batch_size: int = 500
     await_termination_s: float = 10.0
+    broadcast_rediscover_interval_s: float = 20.0
 
     def __post_init__(self) -> None:
         validate_group(self.group)
@@ -99,6 +102,7 @@ class ConsumerSettings:
         _check(self.send_back_timeout_s > 0, "send_back_timeout_s", "> 0")
         _check(self.send_back_failure_delay_s >= 0, "send_back_failure_delay_s", ">= 0")
         _check(self.await_termination_s >= 0, "await_termination_s", ">= 0")
+        _check(self.broadcast_rediscover_interval_s > 0, "broadcast_rediscover_interval_s", "> 0")
         _check(1 <= self.pull_batch_size <= 100_000, "pull_batch_size", "1..100000")
         if self.consume_from_where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
             _check(
