@@ -10,13 +10,13 @@ only once Kafka has it.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat import properties as props
+from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.message import MessageExt
 from rmqcompat.parking import park
 from rmqcompat.producer.failures import as_kafka_error
@@ -70,7 +70,7 @@ class SendBack:
         sink: RecordSink,
         policy: RetryPolicy,
         namespace: str,
-        now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        now_ms: Clock = epoch_ms,
     ) -> None:
         self._sink = sink
         self._policy = policy

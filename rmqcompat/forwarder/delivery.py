@@ -33,9 +33,9 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
+from rmqcompat.clock import Clock
 from rmqcompat.forwarder.commit_tracker import PartitionOffsets
 from rmqcompat.forwarder.metrics import ForwarderMetrics, Tally
-from rmqcompat.forwarder.schedule import Clock
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.wire import KafkaRecord, OutgoingRecord

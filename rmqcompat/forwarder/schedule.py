@@ -11,15 +11,7 @@ forwarder pauses a partition and asks :class:`WakeSchedule` how long it may wait
 from __future__ import annotations
 
 import heapq
-import time
-from collections.abc import Callable, Hashable
-
-#: Returns the wall-clock time in epoch milliseconds.
-Clock = Callable[[], int]
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
+from collections.abc import Hashable
 
 
 def corrected_due(due_ms: int, now_ms: int, level_delay_ms: int) -> int:

@@ -13,12 +13,12 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer
 
+from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import ClientStateError, ConfigError, RmqCompatError
 from rmqcompat.forwarder import settings as fs
 from rmqcompat.forwarder.holding import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_BYTES, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics, MetricsServer
-from rmqcompat.forwarder.schedule import Clock, wall_clock_ms
 from rmqcompat.forwarder.worker import ForwardLoop, LoopSettings
 from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
@@ -73,7 +73,7 @@ class DelayForwarder(Lifecycle):
         metrics_port: int | None = None,
         metrics_host: str = "127.0.0.1",
         topology: TopologySpec | None = None,
-        clock: Clock = wall_clock_ms,
+        clock: Clock = epoch_ms,
         max_held_per_partition: int = DEFAULT_MAX_HELD,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_held_bytes_per_partition: int = DEFAULT_MAX_HELD_BYTES,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from rmqcompat.clock import Clock
 from rmqcompat.fetch import fetch
 from rmqcompat.forwarder.commit_tracker import CommitTracker
 from rmqcompat.forwarder.committer import Committer
@@ -25,7 +26,7 @@ from rmqcompat.forwarder.delivery import Deliveries, Key, Lane
 from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.plan import Planner, Quarantine, Wait
-from rmqcompat.forwarder.schedule import Clock, WakeSchedule
+from rmqcompat.forwarder.schedule import WakeSchedule
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic
 from rmqcompat.topics.delay_levels import DelayLevels
 

@@ -6,11 +6,12 @@ import enum
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import KafkaException
 
+from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.config import ClientConfig, mask_secrets
 from rmqcompat.errors import ClientStateError, ConfigError
 from rmqcompat.lifecycle import Lifecycle
@@ -29,10 +30,6 @@ from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.spec import TopologySpec
 
 log = logging.getLogger(__name__)
-
-
-def _epoch_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class _State(enum.Enum):
@@ -78,7 +75,7 @@ class DefaultMQProducer(Lifecycle):
         spool_resend_interval_s: float | None = 30.0,
         topology: TopologySpec | None = None,
         backoff: Backoff | None = None,
-        clock_ms: Callable[[], int] = _epoch_ms,
+        clock_ms: Clock = epoch_ms,
     ) -> None:
         client = ClientConfig(
             bootstrap_servers=bootstrap_servers,
