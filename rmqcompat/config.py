@@ -8,7 +8,7 @@ from typing import Any
 
 from rmqcompat.errors import ConfigError
 from rmqcompat.kafka_settings import ClientKind, for_client
-from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
+from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE, max_record_bytes
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
 from rmqcompat.topics.naming import validate_namespace
 
@@ -63,6 +63,10 @@ class ClientConfig:
         """
         settings = dict(self.kafka_config) if kind is None else for_client(self.kafka_config, kind)
         settings.update(explicit)
+        if kind == "producer":
+            # Every body max_message_size admits must fit a record, or it could be accepted
+            # but never retried or dead-lettered; a value the operator passed is kept.
+            settings.setdefault("message.max.bytes", max_record_bytes(self.max_message_size))
         settings["bootstrap.servers"] = self.bootstrap_servers
         return settings
 

@@ -10,7 +10,6 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
 from rmqcompat.consumer.partitions import Key, OffsetWriter
 from rmqcompat.consumer.settings import ConsumerSettings
-from rmqcompat.message import max_record_bytes
 from rmqcompat.topics.naming import QUARANTINE_TOPIC, dlq_topic, retry_topic
 from rmqcompat.topics.spec import TopicSpec, TopologySpec
 
@@ -51,8 +50,6 @@ def producer_config(settings: ConsumerSettings) -> dict[str, Any]:
         "linger.ms": 5,
         "message.timeout.ms": int(settings.send_back_timeout_s * 1000),
     }
-    if "message.max.bytes" not in settings.client.kafka_config:
-        explicit["message.max.bytes"] = max_record_bytes(settings.client.max_message_size)
     return settings.client.librdkafka("producer", **explicit)
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from rmqcompat.config import ClientConfig
-from rmqcompat.message import max_record_bytes
 from rmqcompat.topics.delay_levels import format_duration_ms
 from rmqcompat.topics.naming import QUARANTINE_TOPIC, RESERVED, to_kafka_topic
 from rmqcompat.topics.spec import TopicSpec, TopologySpec
@@ -89,9 +88,4 @@ def consumer_settings(config: ClientConfig) -> dict[str, Any]:
 
 def producer_settings(config: ClientConfig) -> dict[str, Any]:
     # Idempotence keeps the order of forwarded records across librdkafka's own retries.
-    # message.max.bytes: librdkafka's 1 MB default would refuse a parked body the
-    # producers accepted (up to max_message_size); an explicit kafka_config value wins.
-    explicit: dict[str, Any] = {"enable.idempotence": True}
-    if "message.max.bytes" not in config.kafka_config:
-        explicit["message.max.bytes"] = max_record_bytes(config.max_message_size)
-    return config.librdkafka("producer", **explicit)
+    return config.librdkafka("producer", **{"enable.idempotence": True})

@@ -8,7 +8,6 @@ from typing import Any
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import ConfigError
-from rmqcompat.message import max_record_bytes
 from rmqcompat.topics.naming import validate_group
 
 #: Defaults the user's ``kafka_config`` may override. Idempotence makes librdkafka's own
@@ -53,8 +52,6 @@ class ProducerSettings:
         outlives the sync send's whole budget.
         """
         explicit: dict[str, Any] = {"message.timeout.ms": self.send_msg_timeout}
-        if "message.max.bytes" not in self.client.kafka_config:
-            explicit["message.max.bytes"] = max_record_bytes(self.client.max_message_size)
         settings = dict(PRODUCER_DEFAULTS)
         settings.update(self.client.librdkafka("producer", **explicit))
         return settings

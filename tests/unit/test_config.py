@@ -129,3 +129,14 @@ def test_confluent_clients_accept_the_filtered_settings_without_warnings() -> No
     Consumer({**config.librdkafka("consumer"), "logger": logger}).close()
 
     assert not [r for r in records if "CONFWARN" in r.getMessage()]
+
+
+def test_producers_fit_every_admitted_body_unless_the_operator_set_message_max_bytes() -> None:
+    from rmqcompat.message import max_record_bytes
+
+    sized = ClientConfig("b:9092", max_message_size=6 << 20)
+    assert sized.librdkafka("producer")["message.max.bytes"] == max_record_bytes(6 << 20)
+    assert "message.max.bytes" not in sized.librdkafka("consumer")
+    assert "message.max.bytes" not in sized.librdkafka("admin")
+    chosen = ClientConfig("b:9092", kafka_config={"message.max.bytes": 2_000_000})
+    assert chosen.librdkafka("producer")["message.max.bytes"] == 2_000_000
