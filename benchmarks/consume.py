@@ -32,19 +32,18 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import statistics
 import threading
 import time
 import uuid
 from typing import Any
 
+from bench_broker import add_broker_options, broker
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from rmqcompat import properties as props
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
 from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
-from rmqcompat.dev_broker import DevBroker
 from rmqcompat.message_id import new_message_id
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
@@ -143,12 +142,10 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=1, help="consume_message_batch_max_size")
-    parser.add_argument("--bootstrap", default=os.environ.get("RMQCOMPAT_BOOTSTRAP_SERVERS"))
     parser.add_argument("--only", choices=["raw", "sdk"], help="measure one side (profiling)")
+    add_broker_options(parser)
     args = parser.parse_args()
-    broker = None if args.bootstrap else DevBroker()
-    bootstrap = args.bootstrap or broker.start()
-    try:
+    with broker(args) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         fill(bootstrap, topic, args.messages, args.size)
         raws: list[float] = []
@@ -167,9 +164,6 @@ def main() -> None:
             print(
                 f"median: raw {r:,.0f} msg/s  sdk {s:,.0f} msg/s  ratio {s / r:.2f} (target >= 0.7)"
             )
-    finally:
-        if broker:
-            broker.stop()
 
 
 if __name__ == "__main__":

@@ -39,11 +39,12 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 
+from bench_broker import add_broker_options, broker
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from rmqcompat import parking
 from rmqcompat import properties as props
-from rmqcompat.dev_broker import DevBroker, free_port
+from rmqcompat.devbroker import free_port
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
@@ -310,11 +311,9 @@ def main() -> None:
     parser.add_argument(
         "--max-held-bytes", type=int, help="forwarder --max-held-bytes-per-partition"
     )
-    env_bs = os.environ.get("RMQCOMPAT_BOOTSTRAP_SERVERS")
-    parser.add_argument("--bootstrap-servers", default=env_bs, help="else a dev broker")
+    add_broker_options(parser)
     args = parser.parse_args()
-    with contextlib.ExitStack() as stack:
-        bs = args.bootstrap_servers or stack.enter_context(DevBroker()).bootstrap_servers
+    with broker(args) as bs:
         print(f"broker {bs}, {PARTITIONS} partitions per topic, {args.size}-byte values, "
               f"{args.runs} runs, {os.cpu_count()} CPUs, load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, forwarder caps "

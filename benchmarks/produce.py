@@ -24,12 +24,11 @@ Without ``--bootstrap-servers`` it starts its own dev broker.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import time
 import uuid
-from collections.abc import Iterator
 
+from bench_broker import add_broker_options, broker
 from confluent_kafka import Producer
 
 from rmqcompat.message import Message
@@ -87,24 +86,13 @@ def raw_run(bootstrap: str, topic: str, count: int) -> float:
     return count / elapsed
 
 
-@contextlib.contextmanager
-def broker(bootstrap: str | None) -> Iterator[str]:
-    if bootstrap:
-        yield bootstrap
-        return
-    from rmqcompat.dev_broker import DevBroker
-
-    with DevBroker() as dev:
-        yield dev.bootstrap_servers
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--messages", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--bootstrap-servers", default=None)
+    add_broker_options(parser)
     args = parser.parse_args()
-    with broker(args.bootstrap_servers) as bootstrap:
+    with broker(args) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         ensure_topics({"bootstrap.servers": bootstrap}, {topic: TopicSpec(4)})
         sdk, raw = [], []

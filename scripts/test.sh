@@ -4,11 +4,14 @@
 #
 # Which broker (tests/conftest.py has the details):
 # - RMQCOMPAT_BOOTSTRAP_SERVERS or RMQCOMPAT_TEST_BROKER set: one run, `pytest "$@"`, on
-#   that cluster or that dev broker kind.
-# - Neither set: two runs, so the suite passes on two independent Kafka implementations:
-#   1. `pytest "$@"`: Apache Kafka in Docker where an engine answers, else Tansu;
-#   2. `pytest -m "integration or faults" "$@"` on noida-db: the broker tests of the same
-#      selection (a -m in "$@" wins); a selection without any is not a failure there.
+#   that cluster or that dev broker kind (kafka, tansu or noida).
+# - Neither set: two runs:
+#   1. `pytest "$@"`: Apache Kafka, in Docker where an engine answers, else the kafka dev
+#      broker (the first run fetches Kafka's jars from Maven Central: Java 17+ and Maven
+#      needed; without them one line says so and this run uses Tansu);
+#   2. `pytest -m "integration or faults" "$@"` on Tansu, the embedded broker of the demo
+#      and of users without Java: the broker tests of the same selection (a -m in "$@"
+#      wins); a selection without any is not a failure there.
 #   Both runs always happen; the script fails if either one fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,11 +32,11 @@ fi
 status=0
 .venv/bin/pytest "$@" || status=$?
 
-echo "== the broker tests again, on noida-db =="
-noida_status=0
-RMQCOMPAT_TEST_BROKER=noida .venv/bin/pytest -m "integration or faults" "$@" || noida_status=$?
+echo "== the broker tests again, on Tansu =="
+tansu_status=0
+RMQCOMPAT_TEST_BROKER=tansu .venv/bin/pytest -m "integration or faults" "$@" || tansu_status=$?
 # 5 = nothing selected: e.g. `scripts/test.sh tests/unit` has no broker tests to repeat.
-if [ "$noida_status" -ne 0 ] && [ "$noida_status" -ne 5 ] && [ "$status" -eq 0 ]; then
-  status=$noida_status
+if [ "$tansu_status" -ne 0 ] && [ "$tansu_status" -ne 5 ] && [ "$status" -eq 0 ]; then
+  status=$tansu_status
 fi
 exit "$status"

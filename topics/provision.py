@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
@@ -13,6 +14,7 @@ from rmqcompat.topics.naming import collision_key, to_kafka_topic
 from rmqcompat.topics.spec import TopicSpec
 
 ADMIN_TIMEOUT_S = 30.0
+_VISIBLE_POLL_S = 0.05
 
 
 def ensure_topics(
@@ -22,11 +24,18 @@ def ensure_topics(
 ) -> list[str]:
     """Create the missing Kafka topics for ``topics`` (logical name -> spec).
 
+    Returns once every topic it created (or found being created) is in the broker's
+    metadata with a leader for each partition: Apache Kafka answers CreateTopics when the
+    controller has committed the topic, before the brokers serve it, and a consumer that
+    subscribes in that window is told the topic does not exist and looks again only at its
+    next metadata refresh (5 minutes by default).
+
     Returns the physical names that were created (existing ones are left alone).
 
     Raises:
         InvalidNameError: a logical name cannot be mapped (before any I/O).
-        TopologyError: the broker refused to create a topic.
+        TopologyError: the broker refused to create a topic, or a created topic did not
+            become usable within 30 s.
     """
     wanted = {to_kafka_topic(logical, namespace): spec for logical, spec in topics.items()}
     admin = AdminClient(dict(admin_settings))
@@ -35,7 +44,7 @@ def ensure_topics(
     missing = [_new_topic(name, spec) for name, spec in wanted.items() if name not in existing]
     if not missing:
         return []
-    created = []
+    created, appearing = [], []
     for name, future in admin.create_topics(missing, request_timeout=ADMIN_TIMEOUT_S).items():
         try:
             future.result()
@@ -43,7 +52,34 @@ def ensure_topics(
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise TopologyError(f"could not create topic {name}: {exc.args[0]}") from exc
+        appearing.append(name)
+    _wait_until_served(admin, appearing)
     return created
+
+
+def _wait_until_served(admin: AdminClient, names: Collection[str]) -> None:
+    deadline = time.monotonic() + ADMIN_TIMEOUT_S
+    waiting = set(names)
+    while waiting:
+        topics = admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics
+        waiting = {name for name in waiting if not _served(topics.get(name))}
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise TopologyError(
+                f"topics {sorted(waiting)} were created but have no leader after "
+                f"{ADMIN_TIMEOUT_S:.0f} s"
+            )
+        time.sleep(_VISIBLE_POLL_S)
+
+
+def _served(metadata: Any) -> bool:
+    return (
+        metadata is not None
+        and metadata.error is None
+        and bool(metadata.partitions)
+        and all(p.leader >= 0 and p.error is None for p in metadata.partitions.values())
+    )
 
 
 def check_collisions(wanted: Iterable[str], existing: Iterable[str]) -> None:

@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from rmqcompat import parking
-from rmqcompat.dev_broker import free_port
+from rmqcompat.devbroker import free_port
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopicSpec

@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
 from rmqcompat import properties as props
-from rmqcompat.dev_broker import DevBroker
+from rmqcompat.devbroker import DevBroker
 from rmqcompat.message import Message
 from rmqcompat.producer import Backoff, DefaultMQProducer, SendResult, SendStatus, Spool
 from rmqcompat.topics.naming import to_kafka_topic

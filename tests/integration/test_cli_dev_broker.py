@@ -1,5 +1,5 @@
 """``rmqcompat dev-broker`` serves Kafka in the foreground and stops cleanly on a signal,
-for each ``--kind``."""
+for each ``--kind``; the ``kafka`` kind is Apache Kafka itself, with its rules."""
 
 from __future__ import annotations
 
@@ -11,18 +11,31 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from rmqcompat.dev_broker import DEV_BROKER_KINDS, HOST, free_port
+from rmqcompat.devbroker import DEV_BROKER_KINDS, HOST, free_port, java_available
 
 CLI = [sys.executable, "-m", "rmqcompat.cli.main", "dev-broker"]
+NO_JAVA = "no Java 17+ here: the kafka kind cannot run (rmqcompat dev-broker says so too)"
 
 
 @pytest.fixture(params=DEV_BROKER_KINDS)
 def cli_broker(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    yield from _cli_broker(request.param)
+
+
+@pytest.fixture
+def cli_kafka() -> Iterator[tuple[subprocess.Popen[str], int]]:
+    yield from _cli_broker("kafka")
+
+
+def _cli_broker(kind: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    if kind == "kafka" and not java_available():
+        pytest.skip(NO_JAVA)
     port = free_port()
     process = subprocess.Popen(
-        [*CLI, "--port", str(port), "--kind", request.param],
+        [*CLI, "--port", str(port), "--kind", kind],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -47,7 +60,7 @@ def test_prints_bootstrap_serves_metadata_and_stops_cleanly(
     metadata = AdminClient({"bootstrap.servers": f"{HOST}:{port}"}).list_topics(timeout=10)
     assert metadata.brokers
     process.send_signal(stop_signal)
-    assert process.wait(timeout=15) == 0
+    assert process.wait(timeout=40) == 0
     assert process.stdout.read() == ""
     assert not _accepts_connections(port)
 
@@ -60,6 +73,45 @@ def _accepts_connections(port: int) -> bool:
         return False
 
 
+def test_kafka_kind_is_apache_kafka_round_trips_a_record_and_refuses_illegal_names(
+    cli_kafka: tuple[subprocess.Popen[str], int],
+) -> None:
+    process, port = cli_kafka
+    assert process.stdout is not None
+    assert process.stdout.readline() == f"bootstrap.servers={HOST}:{port}\n"
+    bootstrap = f"{HOST}:{port}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    legal, illegal = "cli-kafka-roundtrip", "%RETRY%g"
+    futures = admin.create_topics([NewTopic(legal, 1), NewTopic(illegal, 1)])
+    futures[legal].result(timeout=30)
+    with pytest.raises(Exception, match="Topic name is invalid") as refused:
+        futures[illegal].result(timeout=30)
+    assert refused.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce(legal, key=b"k", value=b"v", headers=[("h", b"1")])
+    assert producer.flush(30) == 0
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "cli", "auto.offset.reset": "earliest"}
+    )
+    consumer.subscribe([legal])
+    try:
+        record = None
+        for _ in range(30):
+            record = consumer.poll(1.0)
+            if record is not None:
+                break
+    finally:
+        consumer.close()
+    assert record is not None and record.error() is None
+    assert (record.key(), record.value(), record.headers()) == (b"k", b"v", [("h", b"1")])
+
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=40) == 0
+    assert not _accepts_connections(port)
+
+
 def test_data_dir_is_refused_for_a_broker_that_keeps_no_data(tmp_path: Path) -> None:
     result = subprocess.run(
         [*CLI, "--kind", "tansu", "--data-dir", str(tmp_path)],
@@ -69,4 +121,4 @@ def test_data_dir_is_refused_for_a_broker_that_keeps_no_data(tmp_path: Path) -> 
     )
 
     assert result.returncode == 2
-    assert "only the noida broker keeps data" in result.stderr
+    assert "the tansu broker keeps no data" in result.stderr

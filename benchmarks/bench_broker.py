@@ -1,0 +1,39 @@
+"""The broker every benchmark runs on: ``--bootstrap-servers`` (or
+``RMQCOMPAT_BOOTSTRAP_SERVERS``), else a dev broker of ``--broker`` kind, Apache Kafka by
+default where Java runs. The raw client and the SDK always share the broker of one run."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+from collections.abc import Iterator
+
+from rmqcompat.devbroker import DEV_BROKER_KINDS, DevBroker, java_available
+
+
+def add_broker_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--bootstrap-servers`` and ``--broker`` to a benchmark's options."""
+    parser.add_argument(
+        "--bootstrap-servers",
+        default=os.environ.get("RMQCOMPAT_BOOTSTRAP_SERVERS"),
+        help="an existing cluster (default: RMQCOMPAT_BOOTSTRAP_SERVERS), else a dev broker",
+    )
+    parser.add_argument(
+        "--broker",
+        choices=DEV_BROKER_KINDS,
+        default="kafka" if java_available() else "tansu",
+        help="the dev broker to start when no cluster is given (default: kafka where Java runs)",
+    )
+
+
+@contextlib.contextmanager
+def broker(args: argparse.Namespace) -> Iterator[str]:
+    """Yield the bootstrap servers of the run's broker, starting a dev broker if needed."""
+    if args.bootstrap_servers:
+        print(f"broker: {args.bootstrap_servers} (given)", flush=True)
+        yield args.bootstrap_servers
+        return
+    with DevBroker(kind=args.broker) as dev:
+        print(f"broker: {args.broker} dev broker at {dev.bootstrap_servers}", flush=True)
+        yield dev.bootstrap_servers

@@ -1,0 +1,299 @@
+"""Apache Kafka itself as a dev broker: jars from Maven Central, one KRaft node on loopback.
+
+The first use resolves ``org.apache.kafka:kafka_2.13`` at :data:`KAFKA_VERSION` with its
+runtime dependencies (about 45 MB) into a versioned cache directory with Maven, once; later
+starts need neither Maven nor the network. Each broker then gets its own data directory
+with a ``server.properties`` (combined broker and controller, static quorum of one voter),
+a log directory formatted by ``kafka.tools.StorageTool``, and runs as
+``java -cp 'jars/*' kafka.Kafka server.properties``.
+
+Settings that only make tests fast (no initial rebalance delay, short minimum session
+timeout, one partition and one replica for internal topics) live in the server properties
+here, never in product defaults.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import uuid
+from importlib import resources
+from pathlib import Path
+
+from rmqcompat.errors import RmqCompatError
+
+KAFKA_VERSION = "4.1.1"
+#: Environment variable that moves the jar cache (default ``$XDG_CACHE_HOME/rmqcompat`` or
+#: ``~/.cache/rmqcompat``).
+CACHE_DIR_ENV = "RMQCOMPAT_CACHE_DIR"
+MIN_JAVA_MAJOR = 17
+_RESOLVE_TIMEOUT_S = 900.0
+_JAVA_PROBE_TIMEOUT_S = 30.0
+_FORMAT_TIMEOUT_S = 120.0
+_COMPLETE_MARKER = "complete"
+_POM = "kafka-runtime.pom.xml"
+_LOG_CONFIG = "log4j2.properties"
+_CONFIG_NAME = "server.properties"
+_CONTROLLER_PORT_NAME = "controller.port"
+_LOG_DIR_NAME = "kraft-logs"
+_JVM_OPTIONS = (
+    "-Xms256m",
+    "-Xmx1g",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djava.awt.headless=true",
+)
+#: Variables of ours the JVM must not inherit: they would add options or classes behind
+#: our back (and ``JAVA_TOOL_OPTIONS`` makes the JVM print a line on every start).
+HIDDEN_ENV = ("CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")
+_JAVA_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
+_INSTALL_JAVA = "install a JDK 17 or newer (e.g. `apt install openjdk-17-jre-headless`)"
+_USE_TANSU = "or use the embedded broker (--kind tansu / RMQCOMPAT_TEST_BROKER=tansu)"
+
+
+class KafkaRuntimeError(RmqCompatError):
+    """Java, Maven or the Kafka jars are missing or unusable (the message says how to fix it)."""
+
+
+def cache_root() -> Path:
+    """Where resolved jars are kept, one ``kafka-<version>`` folder per version."""
+    configured = os.environ.get(CACHE_DIR_ENV)
+    if configured:
+        return Path(configured)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "rmqcompat"
+
+
+def java_executable() -> str:
+    """Return the ``java`` to run: ``$JAVA_HOME/bin/java`` when set, else the one on PATH.
+
+    Raises:
+        KafkaRuntimeError: if there is none, or it is older than Java 17.
+    """
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = Path(java_home) / "bin" / "java" if java_home else None
+    java = str(candidate) if candidate and os.access(candidate, os.X_OK) else shutil.which("java")
+    if java is None:
+        raise KafkaRuntimeError(
+            f"the kafka dev broker needs Java: no `java` on PATH; {_INSTALL_JAVA}, {_USE_TANSU}"
+        )
+    major = _java_major(java)
+    if major < MIN_JAVA_MAJOR:
+        raise KafkaRuntimeError(
+            f"the kafka dev broker needs Java {MIN_JAVA_MAJOR}+, {java} is Java {major}; "
+            f"{_INSTALL_JAVA}, {_USE_TANSU}"
+        )
+    return java
+
+
+def java_available() -> bool:
+    """Whether a usable Java runs here (the test fixture's default broker depends on it)."""
+    try:
+        java_executable()
+    except KafkaRuntimeError:
+        return False
+    return True
+
+
+def kafka_jars() -> Path:
+    """Return the folder of Kafka's jars, resolving them from Maven Central the first time.
+
+    Safe to call from several processes at once: one resolves, the others wait for it.
+
+    Raises:
+        KafkaRuntimeError: if the jars are not cached and Maven is missing, fails or cannot
+            reach Maven Central; the message names the cause and the remedy.
+    """
+    version_dir = cache_root() / f"kafka-{KAFKA_VERSION}"
+    jars = version_dir / "jars"
+    if (version_dir / _COMPLETE_MARKER).exists():
+        return jars
+    try:
+        version_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KafkaRuntimeError(
+            f"cannot create the Kafka jar cache {version_dir}: {exc}; set {CACHE_DIR_ENV}"
+        ) from exc
+    with (version_dir.parent / f"kafka-{KAFKA_VERSION}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (version_dir / _COMPLETE_MARKER).exists():
+            _resolve_into(jars)
+            (version_dir / _COMPLETE_MARKER).write_text(KAFKA_VERSION + "\n")
+    return jars
+
+
+def _resolve_into(jars: Path) -> None:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise KafkaRuntimeError(
+            f"the kafka dev broker needs Maven once, to fetch Apache Kafka {KAFKA_VERSION} "
+            f"from Maven Central: no `mvn` on PATH; install it (e.g. `apt install maven`), "
+            f"{_USE_TANSU}"
+        )
+    with tempfile.TemporaryDirectory(prefix="resolve-", dir=jars.parent) as work:
+        pom = Path(work) / "pom.xml"
+        template = resources.files(__package__).joinpath(_POM).read_text(encoding="utf-8")
+        pom.write_text(template.replace("@KAFKA_VERSION@", KAFKA_VERSION), encoding="utf-8")
+        argv = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies"]
+        try:
+            result = subprocess.run(  # noqa: S603 - fixed argv, no shell
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=_RESOLVE_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise KafkaRuntimeError(
+                f"fetching Apache Kafka {KAFKA_VERSION} from Maven Central took over "
+                f"{_RESOLVE_TIMEOUT_S:.0f} s; check the network, {_USE_TANSU}"
+            ) from exc
+        if result.returncode != 0:
+            raise KafkaRuntimeError(
+                f"could not fetch Apache Kafka {KAFKA_VERSION} from Maven Central (mvn exited "
+                f"with {result.returncode}; is repo.maven.apache.org reachable?), {_USE_TANSU}"
+                f": {_last_lines(result.stdout + result.stderr)}"
+            )
+        resolved = Path(work) / "target" / "jars"
+        if not any(resolved.glob(f"kafka_2.13-{KAFKA_VERSION}.jar")):
+            raise KafkaRuntimeError(f"Maven ran but fetched no kafka_2.13-{KAFKA_VERSION}.jar")
+        shutil.rmtree(jars, ignore_errors=True)
+        resolved.rename(jars)
+
+
+def prepare_data_dir(
+    java: str, jars: Path, host: str, port: int, controller_port: int, data_dir: Path
+) -> Path:
+    """Write ``server.properties`` into ``data_dir`` and format its log dir if it is new.
+
+    A data directory formatted before keeps its cluster id, topics, records and offsets;
+    the ports may change between runs.
+
+    Returns:
+        The path of the properties file.
+
+    Raises:
+        KafkaRuntimeError: if the storage tool fails.
+    """
+    config = data_dir / _CONFIG_NAME
+    log_dir = data_dir / _LOG_DIR_NAME
+    config.write_text(server_properties(host, port, controller_port, log_dir), encoding="utf-8")
+    if not (log_dir / "meta.properties").exists():
+        _format(java, jars, config)
+    return config
+
+
+def stored_controller_port(data_dir: Path) -> int | None:
+    """The controller port a data directory was last started with, if any."""
+    try:
+        return int((data_dir / _CONTROLLER_PORT_NAME).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return None
+
+
+def store_controller_port(data_dir: Path, port: int) -> None:
+    """Remember the controller port, so a restart comes back on the same one when free."""
+    (data_dir / _CONTROLLER_PORT_NAME).write_text(str(port), encoding="ascii")
+
+
+def server_properties(host: str, port: int, controller_port: int, log_dir: Path) -> str:
+    """The broker's configuration: one combined KRaft node on loopback, tuned for tests."""
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@{host}:{controller_port}",
+        "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{host}:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(log_dir),
+        # One node: every internal topic has one replica; one partition each starts fast.
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "share.coordinator.state.topic.num.partitions": "1",
+        # As production clusters are usually set up (and docker/compose.yaml): a client
+        # that leans on auto-creation fails here instead of in production.
+        "auto.create.topics.enable": "false",
+        # Test speed: a lone member joins at once, and the fixture's 2 s sessions are legal.
+        "group.initial.rebalance.delay.ms": "0",
+        "group.min.session.timeout.ms": "500",
+    }
+    lines = [f"{key}={value}" for key, value in settings.items()]
+    return "# Written by rmqcompat's dev broker; rewritten on every start.\n" + "\n".join(lines)
+
+
+def command(java: str, jars: Path, config: Path) -> list[str]:
+    """The broker's argv: ``java [options] -cp 'jars/*' kafka.Kafka server.properties``."""
+    return [java, *_jvm_options(), "-cp", _classpath(jars), "kafka.Kafka", str(config)]
+
+
+def _format(java: str, jars: Path, config: Path) -> None:
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+    argv = [java, *_jvm_options(), "-cp", _classpath(jars), "kafka.tools.StorageTool"]
+    argv += ["format", "-t", cluster_id, "-c", str(config)]
+    result = subprocess.run(  # noqa: S603 - fixed argv, no shell
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=_FORMAT_TIMEOUT_S,
+        check=False,
+        env=child_env(),
+    )
+    if result.returncode != 0:
+        raise KafkaRuntimeError(
+            f"formatting the Kafka log dir failed (exit {result.returncode}): "
+            f"{_last_lines(result.stdout + result.stderr)}"
+        )
+
+
+def child_env() -> dict[str, str]:
+    """Our environment without the variables the JVM must not inherit."""
+    return {key: value for key, value in os.environ.items() if key not in HIDDEN_ENV}
+
+
+def _jvm_options() -> list[str]:
+    log_config = resources.files(__package__).joinpath(_LOG_CONFIG)
+    return [*_JVM_OPTIONS, f"-Dlog4j2.configurationFile={log_config}"]
+
+
+def _classpath(jars: Path) -> str:
+    return str(jars / "*")
+
+
+def _java_major(java: str) -> int:
+    try:
+        probe = subprocess.run(  # noqa: S603 - fixed argv, no shell
+            [java, "-version"],
+            capture_output=True,
+            text=True,
+            timeout=_JAVA_PROBE_TIMEOUT_S,
+            check=False,
+            env=child_env(),
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise KafkaRuntimeError(f"cannot run {java} -version: {exc}; {_INSTALL_JAVA}") from exc
+    match = _JAVA_VERSION.search(probe.stderr + probe.stdout)
+    if match is None:
+        raise KafkaRuntimeError(f"cannot tell the version of {java}: {probe.stderr.strip()!r}")
+    major = int(match.group(1))
+    # Java 8 and older call themselves "1.8".
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def _last_lines(text: str, count: int = 8) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return " | ".join(lines[-count:]) or "no output"
