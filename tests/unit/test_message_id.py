@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import re
 from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Connection
 
 import pytest
 
@@ -15,6 +16,11 @@ ID_FORMAT = re.compile(r"[0-9A-F]{32}")
 
 def _ids(count: int) -> list[str]:
     return [new_message_id() for _ in range(count)]
+
+
+def _send_ids(sender: Connection, count: int) -> None:
+    sender.send(_ids(count))
+    sender.close()
 
 
 def test_format_is_32_upper_hex() -> None:
@@ -37,10 +43,21 @@ def test_ids_from_other_processes_are_unique(method: str) -> None:
     if method not in multiprocessing.get_all_start_methods():
         pytest.skip(f"start method {method} unavailable")
     before = _ids(2_000)  # advance this process's counter before forking
-    # One task per child, so every batch comes from a freshly started (forked) process.
-    with multiprocessing.get_context(method).Pool(3, maxtasksperchild=1) as pool:
-        pending = pool.map_async(_ids, [2_000] * 3, chunksize=1)
-        after = _ids(2_000)  # the parent keeps counting while the children run
-        batches = pending.get()
+    # Plain processes, not a Pool: a pool's helper threads fork replacement workers, and a
+    # fork that catches one of them holding the task queue's lock hangs the run at exit.
+    context = multiprocessing.get_context(method)
+    receivers, children = [], []
+    for _ in range(3):
+        receiver, sender = context.Pipe(duplex=False)
+        child = context.Process(target=_send_ids, args=(sender, 2_000))
+        child.start()
+        sender.close()
+        receivers.append(receiver)
+        children.append(child)
+    after = _ids(2_000)  # the parent keeps counting while the children run
+    batches = [receiver.recv() for receiver in receivers]
+    for child in children:
+        child.join(timeout=30)
+        assert child.exitcode == 0
     ids = before + after + [msg_id for batch in batches for msg_id in batch]
     assert len(set(ids)) == len(ids) == 10_000
