@@ -41,6 +41,14 @@ Headers = list[tuple[str, bytes]]
 
 # ASCII digits only: int() alone would also take " 7", "1_000" and non-ASCII digits.
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
+#: Java's int and long ranges (RocketMQ's reconsume count is an int, times are longs).
+JAVA_INT_MAX = 2**31 - 1
+JAVA_LONG_MAX = 2**63 - 1
+# more significant digits than any 64-bit value has: clamp without int() (which refuses
+# more than 4300 digits, and is slow long before that)
+_MAX_DIGITS = len(str(JAVA_LONG_MAX))
+#: Reconsume counts are read into this range (a message never failed fewer than 0 times).
+RECONSUME_TIMES_RANGE = (0, JAVA_INT_MAX)
 
 
 def encode_int(value: int) -> str:
@@ -61,6 +69,38 @@ def decode_int(properties: Mapping[str, str], name: str, default: int | None = N
     if not _DECIMAL.fullmatch(text):
         raise MalformedHeaderError(f"header {name}={text!r} is not a decimal integer")
     return int(text, 10)
+
+
+def decode_clamped(
+    properties: Mapping[str, str], name: str, low: int, high: int, default: int
+) -> tuple[int, str | None]:
+    """Read a decimal integer property, clamped into ``low..high``.
+
+    Returns the value (``default`` when absent) and, when it was clamped, why (for the
+    log); a well-formed number out of range is never an error.
+
+    Raises:
+        MalformedHeaderError: the property is not a decimal integer.
+    """
+    text = properties.get(name)
+    if text is None:
+        return default, None
+    if not _DECIMAL.fullmatch(text):
+        raise MalformedHeaderError(f"header {name}={text[:40]!r} is not a decimal integer")
+    if len(text.lstrip("+-").lstrip("0")) > _MAX_DIGITS:  # beyond any bound we use
+        value = low - 1 if text.startswith("-") else high + 1
+    else:
+        value = int(text, 10)
+    if low <= value <= high:
+        return value, None
+    clamped = min(max(value, low), high)
+    return clamped, f"header {name}={text[:40]!r} is outside {low}..{high}; read as {clamped}"
+
+
+def clamp_reconsume_times(value: int) -> int:
+    """``value`` moved into :data:`RECONSUME_TIMES_RANGE`."""
+    low, high = RECONSUME_TIMES_RANGE
+    return min(max(value, low), high)
 
 
 def to_headers(properties: Mapping[str, str]) -> Headers:

@@ -5,6 +5,10 @@ Mirrors the broker's ``consumerSendMsgBack``: dead-letter when the message alrea
 level ``3 + reconsume_times`` (or the requested level), capped at the highest level, bound
 for ``%RETRY%<group>``. The new message keeps the body, flag, tags, keys, born time and
 properties, counts one more reconsume and records the original topic and message id.
+
+Routing is total: any reconsume count and any requested level give a destination on the
+table (a count below zero is read as zero, see :func:`properties.clamp_reconsume_times`),
+so no message can make the send-back path raise.
 """
 
 from __future__ import annotations
@@ -16,6 +20,17 @@ from rmqcompat import properties as props
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import dlq_topic, retry_topic
+
+#: RocketMQ's default ``maxReconsumeTimes`` for concurrent consumers.
+DEFAULT_MAX_RECONSUME_TIMES = 16
+#: A configured ``max_reconsume_times`` of -1 means the default (RocketMQ's
+#: ``DefaultMQPushConsumerImpl.getMaxReconsumeTimes``).
+USE_DEFAULT_MAX = -1
+
+
+def max_reconsume_times_of(configured: int) -> int:
+    """The limit in force for a configured ``max_reconsume_times`` (-1: the default)."""
+    return DEFAULT_MAX_RECONSUME_TIMES if configured == USE_DEFAULT_MAX else configured
 
 
 class DestinationKind(enum.Enum):
@@ -39,7 +54,7 @@ class RetryPolicy:
 
     group: str
     levels: DelayLevels
-    max_reconsume_times: int = 16
+    max_reconsume_times: int = DEFAULT_MAX_RECONSUME_TIMES
     dead_letter: bool = True
 
     def __post_init__(self) -> None:
@@ -48,7 +63,11 @@ class RetryPolicy:
 
 
 def route_failed(policy: RetryPolicy, reconsume_times: int, delay_level: int = 0) -> Destination:
-    """Decide where a message that failed ``reconsume_times`` times before now goes."""
+    """Decide where a message that failed ``reconsume_times`` times before now goes.
+
+    ``reconsume_times`` is the stored count (the broker's), not a local re-consume's +1.
+    """
+    reconsume_times = props.clamp_reconsume_times(reconsume_times)
     if reconsume_times >= policy.max_reconsume_times or delay_level < 0:
         if not policy.dead_letter:
             return Destination(DestinationKind.DISCARD, dlq_topic(policy.group))
@@ -59,19 +78,27 @@ def route_failed(policy: RetryPolicy, reconsume_times: int, delay_level: int = 0
 
 
 def sendback_properties(
-    message: MessageExt, policy: RetryPolicy, original_topic: str
+    message: MessageExt,
+    policy: RetryPolicy,
+    original_topic: str,
+    reconsume_times: int | None = None,
 ) -> dict[str, str]:
     """Properties of the message that replaces ``message`` after it failed.
 
     ``original_topic`` is the logical topic the listener saw (already reset from the
     retry topic); RETRY_TOPIC and ORIGIN_MESSAGE_ID keep their first value.
+    ``reconsume_times`` is the stored count (see :func:`route_failed`; default: the
+    message's); the new message counts one more. Properties of the delivery itself
+    (``CONSUME_START_TIME``) and of parking do not travel: the broker copies the stored
+    message, which has neither.
     """
     out = dict(message.properties)
     out.setdefault(props.RETRY_TOPIC, original_topic)
     out.setdefault(props.ORIGIN_MESSAGE_ID, message.msg_id)
     out.setdefault(props.UNIQ_KEY, message.msg_id)
     out.setdefault(props.BORN_TIMESTAMP, props.encode_int(message.born_timestamp))
-    out[props.RECONSUME_TIME] = props.encode_int(message.reconsume_times + 1)
+    stored = message.reconsume_times if reconsume_times is None else reconsume_times
+    out[props.RECONSUME_TIME] = props.encode_int(props.clamp_reconsume_times(stored) + 1)
     out[props.MAX_RECONSUME_TIMES] = props.encode_int(policy.max_reconsume_times)
     for transient in (
         props.DUE_TIME,
@@ -79,6 +106,7 @@ def sendback_properties(
         props.REAL_TOPIC,
         props.REAL_QID,
         props.TIMER_DELIVER_MS,
+        props.CONSUME_START_TIME,
     ):
         out.pop(transient, None)
     return out

@@ -2,16 +2,40 @@
 
 Records written by plain Kafka producers (no headers) are readable too: the message id
 then falls back to an offset-based id and the born time to the record timestamp.
+
+What decoding does with each property it reads (no record may stop a partition, so a
+value is either used, clamped, or the record is quarantined with the reason):
+
+- any header: no value, not UTF-8, or a repeated name: quarantine.
+- ``RECONSUME_TIME``: not decimal: quarantine; clamped into 0..2^31-1 (a count below 0
+  is impossible; a Java int above), so routing retries from level 3 or dead-letters.
+- ``BORN_TIMESTAMP``: not decimal: quarantine; clamped into 0..2^63-1 (epoch ms, a Java
+  long); it is only informative.
+- ``FLAG``: not decimal or outside -2^31..2^31-1: quarantine (flag bits cannot be
+  clamped meaningfully, and ``MessageExt.flag`` would fail the listener for ever).
+- ``RETRY_TOPIC``: read on the group's retry topic only; not a legal RocketMQ topic
+  name: quarantine (:mod:`rmqcompat.consumer.inbound`).
+- ``UNIQ_KEY``, ``TAGS``, ``KEYS``, user properties: any text (an empty ``UNIQ_KEY``
+  means "no id": the offset-based id is used).
+
+Clamping is logged with the reason. Parking properties (``DELAY``, ``DUE_TIME``,
+``REAL_TOPIC``, ``REAL_QID``, ``TIMER_DELIVER_MS``), ``CONSUME_START_TIME`` and
+``MAX_RECONSUME_TIMES`` are never read by a consumer: send-back drops or rewrites them.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Protocol
 
 from rmqcompat import properties as props
+from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import from_kafka_topic
+
+_log = logging.getLogger("rmqcompat.consumer")
+_JAVA_INT_MIN = -props.JAVA_INT_MAX - 1
 
 
 class KafkaRecord(Protocol):
@@ -81,17 +105,23 @@ class TopicDecoder:
         """The :class:`MessageExt` of ``record`` (read at ``partition`` / ``offset``).
 
         Raises:
-            MalformedHeaderError: headers cannot be decoded as properties.
+            MalformedHeaderError: a property is malformed or out of range for good (see
+                the module's table).
         """
         properties = decode_properties(record.headers())
         store_timestamp = record.timestamp()[1]
         get = properties.get
-        born = store_timestamp
-        if get(props.BORN_TIMESTAMP) is not None:
-            born = props.decode_int(properties, props.BORN_TIMESTAMP)
-        reconsume = 0
-        if get(props.RECONSUME_TIME) is not None:
-            reconsume = props.decode_int(properties, props.RECONSUME_TIME)
+        born, born_clamped = props.decode_clamped(
+            properties, props.BORN_TIMESTAMP, 0, props.JAVA_LONG_MAX, store_timestamp
+        )
+        reconsume, reconsume_clamped = props.decode_clamped(
+            properties, props.RECONSUME_TIME, *props.RECONSUME_TIMES_RANGE, 0
+        )
+        for why in (born_clamped, reconsume_clamped):
+            if why is not None:
+                _log.warning("%s[%d]@%d: %s", self.physical, partition, offset, why)
+        if get(props.FLAG) is not None:
+            _check_flag(properties)
         # positional: about a third cheaper than keywords, and this runs for every record
         # (field order is pinned by tests/unit/test_wire.py, which checks every field)
         return MessageExt(
@@ -106,6 +136,15 @@ class TopicDecoder:
             properties,
             record.key(),
         )
+
+
+def _check_flag(properties: dict[str, str]) -> None:
+    """Raises MalformedHeaderError: ``FLAG`` is not an int (see the module's table)."""
+    _, out_of_range = props.decode_clamped(
+        properties, props.FLAG, _JAVA_INT_MIN, props.JAVA_INT_MAX, 0
+    )
+    if out_of_range is not None:
+        raise MalformedHeaderError(f"{out_of_range}: a flag is a Java int, quarantined")
 
 
 def decode_record(record: KafkaRecord) -> MessageExt:

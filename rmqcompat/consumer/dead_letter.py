@@ -44,22 +44,29 @@ class DirectDeadLetter:
         self._retry_s = retry_s
         self.pending = 0
 
-    def send(self, batch: ConsumeBatch, msg: MessageExt, cause: KafkaError) -> None:
+    def send(
+        self, batch: ConsumeBatch, msg: MessageExt, reconsume_times: int, cause: KafkaError
+    ) -> None:
+        """Dead-letter ``msg`` (stored count ``reconsume_times``), retrying until it is."""
         _log.error(
             "send-back of %s refused for good (%s); dead-lettering it at once (group=%s)",
             msg.msg_id,
             cause.str(),
             self._sendback.group,
         )
-        self._attempt(batch, msg)
+        self._attempt(batch, msg, reconsume_times)
 
-    def _attempt(self, batch: ConsumeBatch, msg: MessageExt) -> None:
+    def _attempt(self, batch: ConsumeBatch, msg: MessageExt, reconsume_times: int) -> None:
         if batch.pq.dropped:
             return  # revoked: the new owner consumes it again
         self.pending += 1
-        self._sendback.send(msg, DLQ_NOW, lambda err: self._done(batch, msg, err))
+        self._sendback.send(
+            msg, reconsume_times, DLQ_NOW, lambda err: self._done(batch, msg, reconsume_times, err)
+        )
 
-    def _done(self, batch: ConsumeBatch, msg: MessageExt, err: KafkaError | None) -> None:
+    def _done(
+        self, batch: ConsumeBatch, msg: MessageExt, reconsume_times: int, err: KafkaError | None
+    ) -> None:
         self.pending -= 1
         state = self._partitions.get(batch.key)
         offset = msg.queue_offset
@@ -69,7 +76,7 @@ class DirectDeadLetter:
                 state.stuck.pop(offset, None)
             return
         if is_retriable(err):
-            self._later(lambda: self._attempt(batch, msg), self._retry_s)
+            self._later(lambda: self._attempt(batch, msg, reconsume_times), self._retry_s)
             return
         _log.error(
             "STUCK: %s (%s[%d]@%d) refused by the retry path and the DLQ (%s); kept in "
@@ -83,4 +90,4 @@ class DirectDeadLetter:
         )
         if state is not None and state.pq is batch.pq:
             state.stuck[offset] = (msg.msg_id, err.str())
-        self._later(lambda: self._attempt(batch, msg), STUCK_RETRY_S)
+        self._later(lambda: self._attempt(batch, msg, reconsume_times), STUCK_RETRY_S)

@@ -10,6 +10,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 
+from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.consumer.listener import (
     ConsumeConcurrentlyContext,
     ConsumeConcurrentlyStatus,
@@ -19,6 +20,7 @@ from rmqcompat.consumer.listener import (
 from rmqcompat.consumer.process_queue import ProcessQueue
 from rmqcompat.consumer.wakeups import Wakeups
 from rmqcompat.message import MessageExt, MessageQueue
+from rmqcompat.properties import CONSUME_START_TIME
 
 _ANY = 2**62  # wake on any finished batch, whatever the backlog
 
@@ -26,13 +28,27 @@ _ANY = 2**62  # wake on any finished batch, whatever the backlog
 class ConsumeBatch:
     """Up to ``consume_message_batch_max_size`` messages of one partition, and their result.
 
-    ``started_at`` (monotonic seconds) is written by the worker when the listener is
-    called, ``status`` and ``context`` when it returned (``status`` None: skipped because
-    the partition was dropped or the batch expired first). ``expired`` is written by the
-    poll thread when the consume timeout released the batch. Identity is the batch itself.
+    ``stored`` holds each message's stored reconsume count (what the broker knows), which
+    send-back routes by; ``messages`` may show more after a failed send-back (RocketMQ's
+    local +1). ``started_at`` and ``finished_at`` (monotonic seconds) are written by the
+    worker around the listener call, ``status`` and ``context`` when it returned
+    (``status`` None: skipped because the partition was dropped or the batch expired
+    first). ``expired`` is written by the poll thread when the consume timeout released
+    the batch. Identity is the batch itself.
     """
 
-    __slots__ = ("context", "expired", "key", "messages", "pq", "queue", "started_at", "status")
+    __slots__ = (
+        "context",
+        "expired",
+        "finished_at",
+        "key",
+        "messages",
+        "pq",
+        "queue",
+        "started_at",
+        "status",
+        "stored",
+    )
 
     def __init__(
         self,
@@ -40,12 +56,15 @@ class ConsumeBatch:
         queue: MessageQueue,
         pq: ProcessQueue,
         messages: list[MessageExt],
+        stored: list[int] | None = None,
     ) -> None:
         self.key = key
         self.queue = queue
         self.pq = pq
         self.messages = messages
+        self.stored = [m.reconsume_times for m in messages] if stored is None else stored
         self.started_at: float | None = None
+        self.finished_at: float | None = None
         self.expired = False
         self.status: ConsumeConcurrentlyStatus | None = None
         self.context: ConsumeConcurrentlyContext | None = None
@@ -60,10 +79,16 @@ class WorkerPool:
     """
 
     def __init__(
-        self, listener: ListenerFn, group: str, threads: int, clock: Callable[[], float]
+        self,
+        listener: ListenerFn,
+        group: str,
+        threads: int,
+        clock: Callable[[], float],
+        now_ms: Clock = epoch_ms,
     ) -> None:
         self._listener = listener
         self._clock = clock
+        self._now_ms = now_ms
         self._group = group
         self._work: deque[ConsumeBatch] = deque()
         self._wakeups = Wakeups(threads)
@@ -103,9 +128,13 @@ class WorkerPool:
         if batch.pq.dropped or batch.expired:
             return
         batch.started_at = self._clock()
+        start = str(self._now_ms())  # RocketMQ sets it on every message before the call
+        for msg in batch.messages:
+            msg.properties[CONSUME_START_TIME] = start
         # a copy (RocketMQ hands out an unmodifiable list): a listener that empties it
         # must not change what settlement releases
         batch.status = invoke(self._listener, self._group, list(batch.messages), context)
+        batch.finished_at = self._clock()
 
     def backlog(self) -> int:
         """Batches submitted and not yet taken by a worker."""

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from rmqcompat import properties as props
 from rmqcompat.consumer.tag_filter import TagFilter
+from rmqcompat.errors import InvalidNameError, MalformedHeaderError
 from rmqcompat.message import MessageExt
+from rmqcompat.topics.naming import validate_topic
 from rmqcompat.wire import KafkaRecord, TopicDecoder, decode_record
 
 
@@ -14,7 +16,7 @@ def to_listener_message(record: KafkaRecord, own_retry_topic: str) -> MessageExt
     """Decode ``record``; a message of the group's own retry topic gets its original topic.
 
     Raises:
-        MalformedHeaderError / InvalidNameError: a poison record (quarantine it).
+        RmqCompatError: a poison record (quarantine it).
     """
     msg = decode_record(record)
     reset_retry_topic(msg, own_retry_topic)
@@ -22,10 +24,19 @@ def to_listener_message(record: KafkaRecord, own_retry_topic: str) -> MessageExt
 
 
 def reset_retry_topic(msg: MessageExt, own_retry_topic: str) -> None:
+    """RocketMQ's ``resetRetryAndNamespace``; without ``RETRY_TOPIC`` the topic stays.
+
+    Raises:
+        MalformedHeaderError: ``RETRY_TOPIC`` is not a legal topic name (a poison record:
+            the listener and every later send-back would carry a topic nobody can have).
+    """
     if msg.topic == own_retry_topic:
         original = msg.properties.get(props.RETRY_TOPIC)
         if original:
-            msg.topic = original
+            try:
+                msg.topic = validate_topic(original)
+            except InvalidNameError as exc:
+                raise MalformedHeaderError(f"header {props.RETRY_TOPIC}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -47,7 +58,7 @@ class InboundTopic:
         return cls(decoder, own_retry if decoder.logical == own_retry else None, wanted)
 
     def message(self, record: KafkaRecord, partition: int, offset: int) -> MessageExt:
-        """Raises MalformedHeaderError: a poison record (quarantine it)."""
+        """Raises RmqCompatError: a poison record (quarantine it)."""
         msg = self.decoder.decode(record, partition, offset)
         if self.own_retry is not None:
             reset_retry_topic(msg, self.own_retry)

@@ -31,6 +31,10 @@ class PartitionState:
     stuck: dict[int, tuple[str, str]] = field(default_factory=dict)
     max_count: int = 0  # high-water mark of in-flight messages, for stats and tests
     pauses: int = 0
+    # RocketMQ's consumeOKTPS / consumeFailedTPS and TIME_OUT consume results, as counts
+    consume_ok: int = 0
+    consume_failed: int = 0
+    consume_timeouts: int = 0
 
 
 class Partitions:
@@ -147,8 +151,10 @@ class Partitions:
         return out
 
     def stats(self) -> dict[Key, dict[str, int | bool]]:
-        """In-flight count, bytes, span, pause state, committed offset and stuck messages
-        (in flight, neither sent back nor dead-lettered: see the error log) per partition."""
+        """In-flight count, bytes, span, pause state, committed offset, stuck messages (in
+        flight, neither sent back nor dead-lettered: see the error log) and consume results
+        (messages ok and failed by ackIndex; listener calls that took ``consume_timeout``
+        or longer, RocketMQ's TIME_OUT) per partition, since it was assigned."""
         return {
             key: {
                 "count": s.pq.count,
@@ -159,6 +165,9 @@ class Partitions:
                 "max_count": s.max_count,
                 "committed": s.committed,
                 "stuck": len(s.stuck),
+                "consume_ok": s.consume_ok,
+                "consume_failed": s.consume_failed,
+                "consume_timeouts": s.consume_timeouts,
             }
             for key, s in self._states.items()
         }

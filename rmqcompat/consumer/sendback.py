@@ -20,7 +20,13 @@ from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.message import MessageExt
 from rmqcompat.parking import park
 from rmqcompat.producer.failures import as_kafka_error
-from rmqcompat.routing import DestinationKind, RetryPolicy, route_failed, sendback_properties
+from rmqcompat.routing import (
+    Destination,
+    DestinationKind,
+    RetryPolicy,
+    route_failed,
+    sendback_properties,
+)
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.wire import OutgoingRecord
 
@@ -63,7 +69,12 @@ class RecordSink:
 
 
 class SendBack:
-    """Sends failed messages back; ``send`` never blocks and never raises for I/O errors."""
+    """Sends failed messages back; ``send`` never blocks and never raises.
+
+    A message that cannot be encoded (a listener replaced its body or a property with a
+    value of the wrong type) is ``done(_INVALID_ARG)``: refused for good, like a record
+    the broker refuses, so settlement dead-letters it or reports it stuck.
+    """
 
     def __init__(
         self,
@@ -81,34 +92,45 @@ class SendBack:
     def group(self) -> str:
         return self._policy.group
 
-    def send(self, msg: MessageExt, delay_level: int, done: Done) -> None:
-        """Route ``msg`` (its topic already reset to the original one) and produce it."""
-        dest = route_failed(self._policy, msg.reconsume_times, delay_level)
+    def send(self, msg: MessageExt, reconsume_times: int, delay_level: int, done: Done) -> None:
+        """Route ``msg`` (its topic already reset to the original one) and produce it.
+
+        ``reconsume_times`` is the stored count: RocketMQ's broker decides by the stored
+        message, so a local re-consume after a failed send-back (+1) does not count.
+        """
+        dest = route_failed(self._policy, reconsume_times, delay_level)
         if dest.kind is DestinationKind.DISCARD:
             _log.warning(
                 "discarding %s after %d reconsumes (dead_letter is off)",
                 msg.msg_id,
-                msg.reconsume_times,
+                reconsume_times,
             )
             done(None)
             return
-        properties = sendback_properties(msg, self._policy, msg.topic)
+        try:
+            record = self._record(msg, reconsume_times, dest)
+        except (TypeError, ValueError, AttributeError) as exc:
+            _log.error("cannot encode %s for send-back: %r", msg.msg_id, exc)
+            done(KafkaError(KafkaError._INVALID_ARG, f"cannot encode the message: {exc!r}"))  # noqa: SLF001
+            return
+        self._sink.produce(record, done)
+
+    def _record(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> OutgoingRecord:
+        properties = sendback_properties(msg, self._policy, msg.topic, reconsume_times)
         if dest.kind is DestinationKind.DLQ:
-            record = OutgoingRecord(
+            return OutgoingRecord(
                 to_kafka_topic(dest.real_topic, self._namespace),
                 msg.body,
                 msg.key,
                 props.to_headers(properties),
             )
-        else:
-            record = park(
-                msg.body,
-                msg.key,
-                properties,
-                real_topic=dest.real_topic,
-                level=dest.level,
-                levels=self._policy.levels,
-                namespace=self._namespace,
-                now_ms=self._now_ms(),
-            )
-        self._sink.produce(record, done)
+        return park(
+            msg.body,
+            msg.key,
+            properties,
+            real_topic=dest.real_topic,
+            level=dest.level,
+            levels=self._policy.levels,
+            namespace=self._namespace,
+            now_ms=self._now_ms(),
+        )

@@ -9,7 +9,12 @@ from pathlib import Path
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel
 from rmqcompat.errors import ConfigError, InvalidNameError
-from rmqcompat.routing import RetryPolicy
+from rmqcompat.routing import (
+    DEFAULT_MAX_RECONSUME_TIMES,
+    USE_DEFAULT_MAX,
+    RetryPolicy,
+    max_reconsume_times_of,
+)
 from rmqcompat.topics.naming import RETRY_PREFIX, TOPIC_MAX_LENGTH, validate_group
 
 MIB = 1024 * 1024
@@ -37,6 +42,7 @@ class ConsumerSettings:
     is how long ``shutdown`` lets running listeners finish before it commits and closes.
     ``send_back_failure_delay_s`` is how long a message whose send-back failed waits
     before it is consumed again locally (RocketMQ: 5 s).
+    ``max_reconsume_times`` of -1 means the default, 16 (as RocketMQ's).
     ``broadcast_rediscover_interval_s`` is how often a BROADCASTING consumer looks for
     partitions added to its topics (RocketMQ re-balances every 20 s).
 
@@ -52,7 +58,7 @@ class ConsumerSettings:
     consume_message_batch_max_size: int = 1
     consume_thread_min: int = 20
     consume_thread_max: int = 20
-    max_reconsume_times: int = 16
+    max_reconsume_times: int = DEFAULT_MAX_RECONSUME_TIMES
     consume_timeout: float | timedelta = 15
     pull_threshold_for_queue: int = 1000
     pull_threshold_size_for_queue: float = 100
@@ -85,7 +91,11 @@ class ConsumerSettings:
             "consume_thread_max",
             "consume_thread_min..1000",
         )
-        _check(0 <= self.max_reconsume_times <= 1000, "max_reconsume_times", "0..1000")
+        _check(
+            self.max_reconsume_times == USE_DEFAULT_MAX or 0 <= self.max_reconsume_times <= 1000,
+            "max_reconsume_times",
+            f"0..1000 or {USE_DEFAULT_MAX} (the default, {DEFAULT_MAX_RECONSUME_TIMES})",
+        )
         _check(self.consume_timeout_s > 0, "consume_timeout", "> 0")
         _check(1 <= self.pull_threshold_for_queue <= 65535, "pull_threshold_for_queue", "1..65535")
         _check(
@@ -125,7 +135,10 @@ class ConsumerSettings:
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(
-            self.group, self.client.levels, self.max_reconsume_times, self.dead_letter
+            self.group,
+            self.client.levels,
+            max_reconsume_times_of(self.max_reconsume_times),
+            self.dead_letter,
         )
 
     def offset_file(self) -> Path:

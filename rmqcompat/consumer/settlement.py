@@ -22,7 +22,7 @@ from rmqcompat.consumer.ack import split_batch
 from rmqcompat.consumer.dead_letter import DirectDeadLetter
 from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
 from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
-from rmqcompat.consumer.partitions import Partitions
+from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.message import MessageExt
@@ -35,12 +35,16 @@ TIMEOUT_DELAY_LEVEL = 3
 _SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
 
+#: A failed message and its stored reconsume count (what send-back routes by).
+_Failed = tuple[MessageExt, int]
+
+
 @dataclass
 class _Round:
     """The send-backs of one batch; failures are re-consumed together, as in RocketMQ."""
 
     remaining: int
-    failed: list[MessageExt] = field(default_factory=list)
+    failed: list[_Failed] = field(default_factory=list)
 
 
 class Settlement:
@@ -80,13 +84,18 @@ class Settlement:
 
     def on_results(self, batches: list[ConsumeBatch]) -> None:
         """Settle finished batches (ackIndex, release, send-back), in the order given."""
-        running = self._running
+        running, limit = self._running, self._settings.consume_timeout_s
         for batch in batches:
+            state = self._state(batch)
+            start, end = batch.started_at, batch.finished_at
+            if state is not None and start is not None and end is not None:
+                # RocketMQ's TIME_OUT, late results too: the call itself took that long
+                state.consume_timeouts += end - start >= limit
             if running.pop(batch, None) is None:
                 self.late_results_ignored += 1  # released by the consume timeout already
                 continue
-            status, context, pq = batch.status, batch.context, batch.pq
-            if status is None or context is None or pq.dropped:
+            status, context = batch.status, batch.context
+            if status is None or context is None or state is None:
                 continue  # the partition was revoked: its new owner consumes these again
             msgs = batch.messages
             if (
@@ -94,70 +103,83 @@ class Settlement:
                 and context.ack_index >= len(msgs) - 1
                 and not context.failed_indexes
             ):  # everything succeeded: what split_batch would say, without building it
+                state.consume_ok += len(msgs)
                 if len(msgs) == 1:
-                    pq.remove(msgs[0].queue_offset)
+                    batch.pq.remove(msgs[0].queue_offset)
                 else:
-                    pq.remove_all([m.queue_offset for m in msgs])
+                    batch.pq.remove_all([m.queue_offset for m in msgs])
                 continue
-            self._settle_split(batch, status, context)
+            self._settle_split(batch, state, status, context)
+
+    def _state(self, batch: ConsumeBatch) -> PartitionState | None:
+        """The batch's partition, unless it was revoked (or re-assigned) since."""
+        state = self._partitions.get(batch.key)
+        return (
+            state if state is not None and state.pq is batch.pq and not batch.pq.dropped else None
+        )
 
     def _settle_split(
         self,
         batch: ConsumeBatch,
+        state: PartitionState,
         status: ConsumeConcurrentlyStatus,
         context: ConsumeConcurrentlyContext,
     ) -> None:
         msgs = batch.messages
         outcome = split_batch(status, context.ack_index, len(msgs), context.failed_indexes)
+        state.consume_ok += len(outcome.ok)  # RocketMQ: ok = ackIndex + 1
+        state.consume_failed += len(outcome.failed)  # and failed = size - ok
         for i in outcome.ok:
             batch.pq.remove(msgs[i].queue_offset)
-        failed = [msgs[i] for i in outcome.failed]
+        failed = [(msgs[i], batch.stored[i]) for i in outcome.failed]
         if failed:
             self._failed(batch, failed, context.delay_level_when_next_consume)
 
-    def _failed(self, batch: ConsumeBatch, failed: list[MessageExt], delay_level: int) -> None:
+    def _failed(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
         if self._settings.broadcasting:
             _log.warning(
                 "BROADCASTING consume failed, drop it (group=%s, msg_ids=%s)",
                 self._settings.group,
-                ",".join(m.msg_id for m in failed),
+                ",".join(m.msg_id for m, _ in failed),
             )
-            for msg in failed:
+            for msg, _ in failed:
                 batch.pq.remove(msg.queue_offset)
             return
         self._send_back(batch, failed, delay_level)
 
-    def _send_back(self, batch: ConsumeBatch, msgs: list[MessageExt], delay_level: int) -> None:
-        round_ = _Round(len(msgs))
-        for msg in msgs:
+    def _send_back(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
+        round_ = _Round(len(failed))
+        for msg, stored in failed:
             self.pending_sendbacks += 1
-            self._sendback.send(msg, delay_level, self._on_sent(batch, msg, round_))
+            self._sendback.send(msg, stored, delay_level, self._on_sent(batch, msg, stored, round_))
 
     def _on_sent(
-        self, batch: ConsumeBatch, msg: MessageExt, round_: _Round
-    ) -> Callable[[bool], None]:
+        self, batch: ConsumeBatch, msg: MessageExt, stored: int, round_: _Round
+    ) -> Callable[[KafkaError | None], None]:
         def done(err: KafkaError | None) -> None:
             self.pending_sendbacks -= 1
             round_.remaining -= 1
             if err is None:
                 batch.pq.remove(msg.queue_offset)
             elif is_retriable(err):
-                round_.failed.append(msg)
+                round_.failed.append((msg, stored))
             else:  # consuming it again would only fail the same way, forever
-                self._dlq.send(batch, msg, err)
+                self._dlq.send(batch, msg, stored, err)
             if round_.remaining == 0 and round_.failed:
                 self._consume_later(batch, round_.failed)
 
         return done
 
-    def _consume_later(self, batch: ConsumeBatch, msgs: list[MessageExt]) -> None:
+    def _consume_later(self, batch: ConsumeBatch, failed: list[_Failed]) -> None:
+        """RocketMQ's fallback: the listener sees ``reconsume_times + 1``; the stored count
+        (what a later send-back routes by) stays."""
         _log.warning(
             "send-back failed; consuming again locally in %.1f s (group=%s, msg_ids=%s)",
             self._settings.send_back_failure_delay_s,
             self._settings.group,
-            ",".join(m.msg_id for m in msgs),
+            ",".join(m.msg_id for m, _ in failed),
         )
-        for msg in msgs:
+        for msg, _ in failed:
             msg.reconsume_times += 1
 
         def resubmit() -> None:
@@ -165,8 +187,14 @@ class Settlement:
                 return
             size = self._settings.consume_message_batch_max_size
             again = [
-                ConsumeBatch(batch.key, batch.queue, batch.pq, msgs[i : i + size])
-                for i in range(0, len(msgs), size)
+                ConsumeBatch(
+                    batch.key,
+                    batch.queue,
+                    batch.pq,
+                    [m for m, _ in failed[i : i + size]],
+                    [stored for _, stored in failed[i : i + size]],
+                )
+                for i in range(0, len(failed), size)
             ]
             self.track(again)
             self._pool.submit(again)
@@ -192,10 +220,14 @@ class Settlement:
                 continue
             del self._running[batch]
             batch.expired = True
-            msgs = [m for m in batch.messages if m.queue_offset in batch.pq]
+            msgs = [
+                (m, stored)
+                for m, stored in zip(batch.messages, batch.stored, strict=True)
+                if m.queue_offset in batch.pq
+            ]
             _log.warning(
                 "consume timeout: sending back %s (group=%s, %s[%d])",
-                ",".join(m.msg_id for m in msgs),
+                ",".join(m.msg_id for m, _ in msgs),
                 self._settings.group,
                 batch.queue.topic,
                 batch.queue.queue_id,

@@ -21,7 +21,7 @@ class Subscriptions:
     _physical: dict[str, TagFilter] = field(default_factory=dict)
 
     def add(self, topic: str, expression: str | None = "*") -> None:
-        """Raises InvalidNameError / ConfigError for a bad topic or expression."""
+        """Raises InvalidNameError for a bad topic name."""
         tag_filter = TagFilter.parse(expression)
         self._physical[to_kafka_topic(validate_topic(topic), self.namespace)] = tag_filter
         self.filters[topic] = tag_filter

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rmqcompat.errors import ConfigError
-
 SUB_ALL = "*"
 
 
@@ -23,16 +21,15 @@ class TagFilter:
     def parse(cls, expression: str | None) -> TagFilter:
         """Parse an expression (None or empty means ``"*"``).
 
-        Raises:
-            ConfigError: the expression has an empty tag (e.g. ``"A || "``).
+        As RocketMQ's ``FilterAPI.buildSubscriptionData``: tags are split on ``||`` and
+        trimmed, and empty ones are dropped (``"A || "`` is ``"A"``); an expression of
+        empty tags only (``"||"``) keeps no tag, so it matches nothing, as there.
         """
         text = (expression or "").strip()
         if text in ("", SUB_ALL):
             return cls(SUB_ALL, None)
-        tags = [tag.strip() for tag in text.split("||")]
-        if any(not tag for tag in tags):
-            raise ConfigError(f"subscription expression {expression!r} has an empty tag")
-        return cls(text, frozenset(tags))
+        tags = (tag.strip() for tag in text.split("||"))
+        return cls(text, frozenset(tag for tag in tags if tag))
 
     def matches(self, tag: str | None) -> bool:
         if self.tags is None:
