@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from rmqcompat.cli.context import CliContext
-from rmqcompat.errors import RmqCompatError
 from rmqcompat.forwarder import DelayForwarder
 from rmqcompat.forwarder.holding import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_BYTES
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
@@ -84,31 +83,29 @@ def run(
     max_held_bytes_per_partition: int,
     passthrough: tuple[str, ...],
 ) -> None:
-    """Forward due records until SIGTERM or Ctrl-C, then commit what was delivered and exit."""
+    """Forward due records until SIGTERM or Ctrl-C, then commit what was delivered and exit.
+
+    A failure to start (bad settings or -X, broker unreachable, metrics port in use) is
+    one line on stderr and an exit code (see ``rmqcompat --help``); nothing is created.
+    """
     if not obj.bootstrap_servers:
         raise click.UsageError("--bootstrap-servers (or RMQCOMPAT_BOOTSTRAP_SERVERS) is required")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    try:
-        service = DelayForwarder(
-            obj.bootstrap_servers,
-            obj.namespace,
-            message_delay_level,
-            parse_passthrough(passthrough),
-            metrics_port=metrics_port,
-            metrics_host=metrics_host,
-            max_message_size=max_message_size,
-            max_held_per_partition=max_held_per_partition,
-            max_held_bytes_per_partition=max_held_bytes_per_partition,
-        )
-    except (RmqCompatError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    service = DelayForwarder(
+        obj.bootstrap_servers,
+        obj.namespace,
+        message_delay_level,
+        parse_passthrough(passthrough),
+        metrics_port=metrics_port,
+        metrics_host=metrics_host,
+        max_message_size=max_message_size,
+        max_held_per_partition=max_held_per_partition,
+        max_held_bytes_per_partition=max_held_bytes_per_partition,
+    )
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
         service.request_stop()
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, stop)
-    try:
-        service.run_forever()
-    except RmqCompatError as exc:
-        raise click.ClickException(str(exc)) from exc
+    service.run_forever()

@@ -7,7 +7,7 @@ import json
 import click
 
 from rmqcompat.cli.context import CliContext
-from rmqcompat.producer import DefaultMQProducer, Spool
+from rmqcompat.producer import DefaultMQProducer, Spool, SpoolEntry
 
 _DIR = click.option(
     "--dir",
@@ -20,7 +20,19 @@ _DIR = click.option(
 
 @click.group(name="spool")
 def spool() -> None:
-    """Messages a producer kept on disk after retriable send failures."""
+    """Messages a producer kept on disk after retriable send failures.
+
+    Files that cannot be read are named on stderr, left in place, and make the command
+    exit with status 1.
+    """
+
+
+def _readable(directory: str) -> tuple[list[SpoolEntry], int]:
+    """The readable entries, after naming each unreadable file on stderr; and their count."""
+    entries, unreadable = Spool(directory).scan()
+    for problem in unreadable:
+        click.echo(f"Error: {problem}", err=True)
+    return entries, len(unreadable)
 
 
 @spool.command(name="list")
@@ -28,7 +40,8 @@ def spool() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def list_entries(directory: str, as_json: bool) -> None:
     """List spooled messages, oldest first (works without a broker)."""
-    for entry in Spool(directory).list():
+    entries, unreadable = _readable(directory)
+    for entry in entries:
         row = {
             "msg_id": entry.msg_id,
             "topic": entry.record.topic,
@@ -41,6 +54,8 @@ def list_entries(directory: str, as_json: bool) -> None:
             click.echo(json.dumps(row))
         else:
             click.echo("\t".join(str(value) for value in row.values()))
+    if unreadable:
+        raise SystemExit(1)
 
 
 @spool.command(name="resend")
@@ -50,10 +65,11 @@ def resend(obj: CliContext, directory: str) -> None:
     """Re-send every spooled message once; delete each one the broker acknowledged.
 
     Records go to the Kafka topic they were spooled for (their namespace included).
-    Exits with status 1 if some messages are still spooled.
+    Exits with status 1 if some messages are still spooled or some files are unreadable.
     """
     if not obj.bootstrap_servers:
         raise click.UsageError("--bootstrap-servers (or RMQCOMPAT_BOOTSTRAP_SERVERS) is required")
+    _, unreadable = _readable(directory)
     producer = DefaultMQProducer(
         "rmqcompat-spool-cli",
         obj.bootstrap_servers,
@@ -63,6 +79,6 @@ def resend(obj: CliContext, directory: str) -> None:
     )
     with producer:
         sent, failed = producer.resend_spooled()
-    click.echo(f"sent={sent} still_spooled={failed}")
-    if failed:
+    click.echo(f"sent={sent} still_spooled={failed} unreadable={unreadable}")
+    if failed or unreadable:
         raise SystemExit(1)

@@ -11,7 +11,8 @@ import click
 
 from rmqcompat.cli.context import CliContext
 from rmqcompat.config import ClientConfig
-from rmqcompat.errors import RmqCompatError
+from rmqcompat.errors import RmqCompatError, TopologyError
+from rmqcompat.forwarder.settings import forwarder_group
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
 from rmqcompat.topics.spec import TopologySpec
@@ -23,6 +24,7 @@ from rmqcompat.topics.topology import (
     verify_topology,
     with_partitions,
 )
+from rmqcompat.topics.verify_forwarding import unserved_level_topics
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -136,13 +138,30 @@ def create(**options: Any) -> None:
 @topics.command(name="verify")
 @_topology_options
 def verify(**options: Any) -> None:
-    """Check existence, partition counts and configs; exit 1 on any mismatch."""
+    """Check existence, partition counts and configs; exit 1 on any mismatch.
+
+    Also lists the namespace's level topics that no forwarder consumes (their parked
+    messages wait until one does); those are warnings, not mismatches, so the check
+    passes before the forwarders start.
+    """
     ctx = _context()
     with _as_click_errors():
         topology = _topology(ctx, options)
         report = verify_topology(_admin_settings(ctx), topology)
     for item in report.unchecked:
         click.echo(f"not described by the broker (unchecked): {item}", err=True)
+    _echo_unserved(ctx)
     click.echo(str(report))
     if not report.ok:
         raise SystemExit(1)
+
+
+def _echo_unserved(ctx: CliContext) -> None:
+    group = forwarder_group(ctx.namespace)
+    try:
+        unserved = unserved_level_topics(_admin_settings(ctx), ctx.namespace, group)
+    except TopologyError as exc:
+        click.echo(f"warning: {exc}", err=True)
+        return
+    for topic in unserved:
+        click.echo(f"warning: no member of forwarder group {group} consumes {topic}", err=True)

@@ -12,6 +12,10 @@ from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE, max_record_bytes
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
 from rmqcompat.topics.naming import validate_namespace
 
+#: How long ``start()`` of a consumer or forwarder waits for a broker to answer (the
+#: producer waits its ``send_msg_timeout``).
+DEFAULT_START_TIMEOUT_S = 10.0
+
 _SECRET_MARKERS = ("password", "secret", "key.pem", "keystore", "sasl.oauthbearer.config")
 
 
@@ -34,6 +38,8 @@ class ClientConfig:
         kafka_config: librdkafka settings passed through (SASL, SSL, timeouts, ...);
             rmqcompat's explicit settings win over them. Secrets never appear in ``repr``.
         max_message_size: largest body accepted, in bytes (RocketMQ default 4 MiB).
+        start_timeout_s: how long ``start()`` waits for a broker to answer before it
+            raises ``BrokerUnreachableError``.
 
     Raises:
         ConfigError: a setting is invalid (checked here, before any I/O).
@@ -44,6 +50,7 @@ class ClientConfig:
     message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL
     kafka_config: Mapping[str, Any] = field(default_factory=dict)
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     levels: DelayLevels = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -52,6 +59,8 @@ class ClientConfig:
         validate_namespace(self.namespace)
         if self.max_message_size <= 0:
             raise ConfigError(f"max_message_size must be > 0, not {self.max_message_size}")
+        if not self.start_timeout_s > 0:
+            raise ConfigError(f"start_timeout_s must be > 0, not {self.start_timeout_s}")
         object.__setattr__(self, "kafka_config", dict(self.kafka_config))
         object.__setattr__(self, "levels", DelayLevels.parse(self.message_delay_level))
 

@@ -30,6 +30,20 @@ class MessageTooLargeError(RmqCompatError, ValueError):
     """A message body is larger than the configured maximum; nothing was sent."""
 
 
+class InvalidMessageError(RmqCompatError, TypeError, ValueError):
+    """A ``Message`` field has the wrong type or an illegal value (the message names the
+    field); raised when the message is built or sent, before any I/O."""
+
+
+class BrokerUnreachableError(RmqCompatError):
+    """``start()`` found no broker answering within its bound; nothing was created.
+
+    Starting again later may succeed.
+    """
+
+    retriable = True
+
+
 class MalformedHeaderError(RmqCompatError, ValueError):
     """A Kafka header cannot be decoded as a RocketMQ property."""
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rmqcompat import properties as props
-from rmqcompat.errors import MessageTooLargeError
+from rmqcompat.errors import InvalidMessageError, MessageTooLargeError
 from rmqcompat.topics.naming import validate_topic
 
 #: RocketMQ's default ``maxMessageSize``.
@@ -71,6 +71,23 @@ def _validate_topic(topic: str) -> None:
     _valid_topics.add(topic)
 
 
+def _check_type(name: str, value: object, expected: type | tuple[type, ...], wanted: str) -> None:
+    # bool is an int to Python, never a flag, level or time to RocketMQ.
+    if not isinstance(value, expected) or isinstance(value, bool):
+        raise InvalidMessageError(f"Message.{name} must be {wanted}, not {type(value).__name__}")
+
+
+def _keys_text(keys: object) -> str:
+    if isinstance(keys, str):
+        return keys
+    if isinstance(keys, bytes | bytearray) or not isinstance(keys, Iterable):
+        raise InvalidMessageError(f"Message.keys must be str or strs, not {type(keys).__name__}")
+    keys = list(keys)
+    for key in keys:
+        _check_type("keys", key, str, "str or strs")
+    return props.join_keys(keys) or ""
+
+
 @dataclass
 class Message:
     """A message to send.
@@ -83,7 +100,12 @@ class Message:
         flag: an application-defined integer carried unchanged.
         properties: user properties (names of rmqcompat's own properties are refused).
         delay_time_level: RocketMQ scheduled message: deliver after this level's delay.
-        deliver_time_ms: RocketMQ 5 timer message: deliver at this epoch time (ms).
+        deliver_time_ms: RocketMQ 5 timer message: deliver at this epoch time (ms); at
+            most the producer's ``timer_max_delay_sec`` ahead (checked when sent).
+
+    Raises:
+        InvalidNameError: ``topic`` breaks RocketMQ's naming rule.
+        InvalidMessageError: a field has the wrong type, or a property name is reserved.
     """
 
     topic: str
@@ -96,24 +118,38 @@ class Message:
     deliver_time_ms: int | None = None
 
     def __post_init__(self) -> None:
+        _check_type("topic", self.topic, str, "str")
         _validate_topic(self.topic)
+        _check_type("body", self.body, (bytes, str), "bytes or str")
         if isinstance(self.body, str):
             self.body = self.body.encode("utf-8")
-        if self.keys is not None and not isinstance(self.keys, str):
-            self.keys = props.join_keys(self.keys)
-        if self.properties:
-            for name in self.properties:
-                self._check_user_property(name)
+        if self.tags is not None:
+            _check_type("tags", self.tags, str, "str or None")
+        if self.keys is not None:
+            self.keys = _keys_text(self.keys)
+        _check_type("flag", self.flag, int, "int")
+        _check_type("properties", self.properties, dict, "a dict of str to str")
+        _check_type("delay_time_level", self.delay_time_level, int, "int")
+        if self.deliver_time_ms is not None:
+            _check_type("deliver_time_ms", self.deliver_time_ms, int, "int (epoch ms) or None")
+        for name, value in self.properties.items():
+            self._check_user_property(name, value)
 
     @staticmethod
-    def _check_user_property(name: str) -> None:
+    def _check_user_property(name: object, value: object) -> None:
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise InvalidMessageError(
+                f"Message.properties must map str to str, not {name!r}: {type(value).__name__}"
+            )
         if name in SYSTEM_PROPERTIES:
-            raise ValueError(f"property {name!r} is reserved; use the Message field instead")
+            raise InvalidMessageError(
+                f"property {name!r} is reserved; use the Message field instead"
+            )
         if not name:
-            raise ValueError("property names must not be empty")
+            raise InvalidMessageError("property names must not be empty")
 
     def put_user_property(self, name: str, value: str) -> None:
-        self._check_user_property(name)
+        self._check_user_property(name, value)
         self.properties[name] = value
 
     def body_bytes(self) -> bytes:

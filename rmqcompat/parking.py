@@ -1,9 +1,28 @@
 """Parking a message on a delay-level topic and releasing it when due (pure functions).
 
 A parked record keeps the message's body, key and properties and adds ``REAL_TOPIC``
-(the logical topic it is bound for), ``DELAY`` (the level) and ``DUE_TIME`` (epoch ms),
-so the forwarder never infers the due time from a record timestamp. Level topics are
-shared by every group of a namespace, like RocketMQ's ``SCHEDULE_TOPIC_XXXX`` queues.
+(the logical topic it is bound for), ``REAL_QID`` (its partition there, or
+:data:`ANY_QUEUE`), ``DELAY`` (the level in the parker's table) and ``DUE_TIME`` (epoch
+ms on the parker's clock). Level topics are named by their delay and shared by every
+group of a namespace, like RocketMQ's ``SCHEDULE_TOPIC_XXXX`` queues.
+
+When a parked record is due (:func:`due_time`), clocks: RocketMQ counts a level's delay
+from the broker's store time and compares it with the same broker's clock. On Kafka the
+level topics are created with ``message.timestamp.type=LogAppendTime``, so a record's
+timestamp is the broker's append time and its level delay counts from there: the
+parker's (producer's, consumer's) clock plays no part. What is left is the offset
+between the broker's clock and the forwarder's: a forwarder ahead of the broker by x
+forwards x early, one behind it x late. On a topic that still stamps CreateTime (created
+before, or a broker that ignores LogAppendTime) ``DUE_TIME`` is used: the parker's clock
+then counts, and a parker ahead by x delays by x more, one behind by x less.
+
+Timer messages (``TIMER_DELIVER_MS``, RocketMQ 5) keep an absolute deadline in the
+*sender's* clock, compared with the forwarder's: they are delivered early by however
+much the sender's clock is behind the forwarder's, late by however much it is ahead.
+The hops that carry them count from append time like any level.
+
+Released messages keep ``REAL_TOPIC`` and ``REAL_QID`` as RocketMQ keeps them; ``DELAY``,
+``DUE_TIME`` and (once delivered) ``TIMER_DELIVER_MS`` are removed.
 """
 
 from __future__ import annotations
@@ -17,7 +36,12 @@ from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic, validate_topic
 from rmqcompat.wire import OutgoingRecord
 
-_PARKING_PROPERTIES = (props.REAL_TOPIC, props.DELAY, props.DUE_TIME, props.REAL_QID)
+#: ``REAL_QID`` of a message whose partition the real topic's partitioner picks (by key),
+#: as Kafka's "unassigned partition" -1.
+ANY_QUEUE = -1
+#: What releasing a parked record removes (``REAL_TOPIC`` and ``REAL_QID`` stay).
+RELEASE_STRIPS = frozenset({props.DELAY, props.DUE_TIME})
+_PARKING_PROPERTIES = (props.REAL_TOPIC, props.REAL_QID, *RELEASE_STRIPS)
 
 
 def park(
@@ -30,17 +54,24 @@ def park(
     levels: DelayLevels,
     namespace: str,
     now_ms: int,
+    real_qid: int = ANY_QUEUE,
 ) -> OutgoingRecord:
-    """The record that parks a message on ``level`` until ``now_ms`` + that level's delay.
+    """The record that parks a message on ``level``; ``DUE_TIME`` is ``now_ms`` + its delay.
 
     For a timer message (``TIMER_DELIVER_MS``) due before the level's delay ends, the due
-    time is the delivery time itself.
+    time is the delivery time itself. A level of delay 0 parks nothing: the record goes
+    straight to ``real_topic``, as the forwarder would release it.
     """
-    due = now_ms + levels.delay_ms(level)
-    if props.TIMER_DELIVER_MS in properties:
-        due = min(due, max(now_ms, props.decode_int(properties, props.TIMER_DELIVER_MS)))
+    delay = levels.delay_ms(level)
     out = {k: v for k, v in properties.items() if k not in _PARKING_PROPERTIES}
     out[props.REAL_TOPIC] = validate_topic(real_topic)
+    out[props.REAL_QID] = props.encode_int(real_qid)
+    if delay == 0:
+        headers = props.to_headers(out)
+        return OutgoingRecord(to_kafka_topic(real_topic, namespace), value, key, headers)
+    due = now_ms + delay
+    if props.TIMER_DELIVER_MS in properties:
+        due = min(due, max(now_ms, props.decode_int(properties, props.TIMER_DELIVER_MS)))
     out[props.DELAY] = props.encode_int(level)
     out[props.DUE_TIME] = props.encode_int(due)
     return OutgoingRecord(
@@ -54,6 +85,9 @@ def park(
 def first_level(properties: Mapping[str, str], levels: DelayLevels, now_ms: int) -> int | None:
     """The level a producer parks a scheduled or timer message on; None to send it now.
 
+    A ``DELAY`` level of delay 0 is sent now too. A timer hops by delay: the longest one
+    that fits, else the shortest.
+
     Raises:
         MalformedHeaderError: ``TIMER_DELIVER_MS`` is not an integer.
         ConfigError: ``DELAY`` names a level outside the table.
@@ -62,9 +96,12 @@ def first_level(properties: Mapping[str, str], levels: DelayLevels, now_ms: int)
         remaining = props.decode_int(properties, props.TIMER_DELIVER_MS) - now_ms
         if remaining <= 0:
             return None
-        return levels.hop_level(remaining) or 1
+        return levels.hop_level(remaining) or levels.shortest_level()
     level = props.decode_int(properties, props.DELAY, 0)
-    return levels.check(min(level, levels.max_level)) if level > 0 else None
+    if level <= 0:
+        return None
+    level = levels.check(min(level, levels.max_level))
+    return level if levels.delay_ms(level) > 0 else None
 
 
 @dataclass(frozen=True)
@@ -72,12 +109,13 @@ class Release:
     """What the forwarder does with a parked record whose due time has come."""
 
     real_topic: str
+    real_qid: int
     properties: dict[str, str]
     next_level: int | None
 
 
 def release(properties: Mapping[str, str], levels: DelayLevels, now_ms: int) -> Release:
-    """Strip the parking properties; a timer message not yet due hops on to another level.
+    """Strip ``DELAY`` and ``DUE_TIME``; a timer message not yet due hops on to a level.
 
     Raises:
         MalformedHeaderError: ``REAL_TOPIC`` is missing or a number is malformed.
@@ -87,19 +125,47 @@ def release(properties: Mapping[str, str], levels: DelayLevels, now_ms: int) -> 
     if not real_topic:
         raise MalformedHeaderError(f"header {props.REAL_TOPIC} is missing")
     validate_topic(real_topic)
-    cleaned = {k: v for k, v in properties.items() if k not in _PARKING_PROPERTIES}
+    cleaned = {k: v for k, v in properties.items() if k not in RELEASE_STRIPS}
     next_level = None
     if props.TIMER_DELIVER_MS in cleaned:
         next_level = first_level(cleaned, levels, now_ms)
     if next_level is None:
         cleaned.pop(props.TIMER_DELIVER_MS, None)
-    return Release(real_topic, cleaned, next_level)
+    return Release(real_topic, real_qid(properties), cleaned, next_level)
 
 
-def due_time(properties: Mapping[str, str]) -> int:
-    """The epoch ms at which a parked record is due.
+def real_qid(properties: Mapping[str, str]) -> int:
+    """The partition of the real topic (``REAL_QID``); :data:`ANY_QUEUE` when absent.
 
     Raises:
-        MalformedHeaderError: ``DUE_TIME`` is missing or not an integer.
+        MalformedHeaderError: ``REAL_QID`` is not an integer >= -1.
     """
-    return props.decode_int(properties, props.DUE_TIME)
+    qid = props.decode_int(properties, props.REAL_QID, ANY_QUEUE)
+    if qid < ANY_QUEUE:
+        raise MalformedHeaderError(f"header {props.REAL_QID}={qid} is not a partition")
+    return qid
+
+
+def due_time(
+    properties: Mapping[str, str], *, append_ms: int | None = None, level_delay_ms: int = 0
+) -> int:
+    """The epoch ms at which a parked record is due (see the module docstring on clocks).
+
+    Args:
+        properties: the parked record's properties.
+        append_ms: the broker's append time if the record carries one (LogAppendTime),
+            else None: then ``DUE_TIME``, stamped with the parker's clock, decides.
+        level_delay_ms: the delay of the level topic the record was read from (counts
+            from ``append_ms``).
+
+    Raises:
+        MalformedHeaderError: ``DUE_TIME`` (always required) or ``TIMER_DELIVER_MS`` is
+            missing or not an integer.
+    """
+    stamped = props.decode_int(properties, props.DUE_TIME)
+    if append_ms is None:
+        return stamped
+    due = append_ms + level_delay_ms
+    if props.TIMER_DELIVER_MS in properties:
+        due = min(due, props.decode_int(properties, props.TIMER_DELIVER_MS))
+    return due

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass
 
 from rmqcompat.errors import ConfigError
-from rmqcompat.topics.naming import delay_topic
+from rmqcompat.topics.naming import SCHEDULE_PREFIX, delay_topic, to_kafka_topic
 
 DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
@@ -19,30 +18,54 @@ _TOKEN = re.compile(r"([0-9]+)(ms|s|m|h|d)")
 
 
 def parse_duration_ms(token: str) -> int:
-    """Parse one RocketMQ duration token (``100ms``, ``10s``, ``1m``, ``2h``, ``1d``)."""
+    """Parse one RocketMQ duration token (``0s``, ``100ms``, ``10s``, ``1m``, ``2h``, ``1d``).
+
+    ``ms`` is rmqcompat's extension; RocketMQ knows s, m, h and d.
+    """
     match = _TOKEN.fullmatch(token.strip())
     if match is None:
         raise ConfigError(f"delay level {token!r} is not <number><ms|s|m|h|d>")
-    value = int(match.group(1)) * _UNIT_MS[match.group(2)]
-    if value <= 0:
-        raise ConfigError(f"delay level {token!r} must be longer than zero")
-    return value
+    return int(match.group(1)) * _UNIT_MS[match.group(2)]
 
 
 def format_duration_ms(millis: int) -> str:
-    """Canonical text of a duration: the largest unit that divides it exactly."""
+    """Canonical text of a positive duration: the largest unit that divides it exactly."""
     for unit in ("d", "h", "m", "s"):
         if millis % _UNIT_MS[unit] == 0:
             return f"{millis // _UNIT_MS[unit]}{unit}"
     return f"{millis}ms"
 
 
+def topic_delay_ms(logical: str) -> int | None:
+    """The delay of a level topic (``%SCHEDULE%10s`` -> 10000), or None for any other topic.
+
+    Level topics are named by their delay, so any forwarder can serve any table's topics.
+    """
+    duration = logical.removeprefix(SCHEDULE_PREFIX)
+    if duration == logical or _TOKEN.fullmatch(duration) is None:
+        return None
+    return parse_duration_ms(duration) or None
+
+
+def level_topic_pattern(namespace: str) -> str:
+    """The regular expression (librdkafka's and Python's) of every level topic of ``namespace``.
+
+    Only canonical level names match (``<ns>.rmq.delay.<n><unit>``, n without a leading
+    zero), those :func:`topic_delay_ms` gives a delay for.
+    """
+    prefix = to_kafka_topic(delay_topic("1s"), namespace).removesuffix("1s")
+    return "^" + prefix.replace(".", "\\.") + "[1-9][0-9]*(ms|s|m|h|d)$"
+
+
 @dataclass(frozen=True)
 class DelayLevels:
     """An immutable delay table; levels are numbered from 1 as in RocketMQ.
 
-    Build it with :meth:`parse`. Durations must be strictly increasing so that each
-    level (and so each level topic) has its own delay.
+    Build it with :meth:`parse`. As RocketMQ's ``parseDelayLevel``, any table is accepted:
+    any order, repeated delays (``1s 1s 5s``, a flat tail for a constant interval) and
+    zero delays. Levels with the same delay share one topic (topics are named by delay);
+    a level of delay 0 has no topic: its messages are due at once and go straight to
+    their real topic (see :mod:`rmqcompat.parking`).
     """
 
     durations_ms: tuple[int, ...]
@@ -52,17 +75,11 @@ class DelayLevels:
         """Parse RocketMQ's ``messageDelayLevel`` syntax, e.g. ``"1s 5s 10s 30s 1m"``.
 
         Raises:
-            ConfigError: a token is malformed, or the table is empty or not increasing.
+            ConfigError: a token is malformed, or the table is empty.
         """
         durations = tuple(parse_duration_ms(token) for token in text.split())
         if not durations:
             raise ConfigError("message_delay_level must name at least one delay level")
-        for previous, current in itertools.pairwise(durations):
-            if current <= previous:
-                raise ConfigError(
-                    f"message_delay_level {text!r} must be strictly increasing "
-                    f"({format_duration_ms(current)} follows {format_duration_ms(previous)})"
-                )
         return cls(durations)
 
     @property
@@ -79,27 +96,44 @@ class DelayLevels:
         return self.durations_ms[self.check(level) - 1]
 
     def topic(self, level: int) -> str:
-        """The logical topic that parks messages of ``level``."""
-        return delay_topic(format_duration_ms(self.delay_ms(level)))
+        """The logical topic that parks messages of ``level`` (shared by equal delays).
+
+        Raises:
+            ConfigError: ``level`` is outside the table or its delay is 0 (no topic).
+        """
+        delay = self.delay_ms(level)
+        if delay == 0:
+            raise ConfigError(f"delay level {level} has delay 0: it is delivered at once")
+        return delay_topic(format_duration_ms(delay))
 
     def topics(self) -> list[str]:
-        return [self.topic(level) for level in range(1, self.max_level + 1)]
+        """The distinct level topics of the table, in level order."""
+        return list(dict.fromkeys(delay_topic(format_duration_ms(ms)) for ms in self._positive))
 
-    def level_of_topic(self, logical: str) -> int | None:
-        """The level whose topic is ``logical``, or None if no level of this table has it."""
-        for level in range(1, self.max_level + 1):
-            if self.topic(level) == logical:
-                return level
-        return None
+    @property
+    def _positive(self) -> list[int]:
+        return [ms for ms in self.durations_ms if ms > 0]
 
     def retry_level(self, reconsume_times: int) -> int:
         """RocketMQ's level for a message that already failed ``reconsume_times`` times."""
         return min(FIRST_RETRY_LEVEL + reconsume_times, self.max_level)
 
     def hop_level(self, remaining_ms: int) -> int | None:
-        """The largest level whose delay still fits in ``remaining_ms``, or None if none does.
+        """The level of the longest delay that still fits in ``remaining_ms``; None if none.
 
-        Arbitrary delivery times travel as a chain of such hops.
+        Chosen by delay, not by index, so decreasing or repeating tables hop as far as
+        they can. Zero delays never count (a hop must move time on). Arbitrary delivery
+        times travel as a chain of such hops.
         """
-        fitting = [lvl for lvl, ms in enumerate(self.durations_ms, 1) if ms <= remaining_ms]
-        return fitting[-1] if fitting else None
+        fitting = [ms for ms in self._positive if ms <= remaining_ms]
+        return self.durations_ms.index(max(fitting)) + 1 if fitting else None
+
+    def shortest_level(self) -> int:
+        """The level of the shortest non-zero delay (a timer due sooner still parks there).
+
+        Raises:
+            ConfigError: every delay of the table is 0.
+        """
+        if not self._positive:
+            raise ConfigError("a delay table of zero delays cannot hold timer messages")
+        return self.durations_ms.index(min(self._positive)) + 1

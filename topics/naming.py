@@ -42,6 +42,9 @@ RESERVED = "rmq"
 KAFKA_MAX_LENGTH = 249
 TOPIC_MAX_LENGTH = 127
 GROUP_MAX_LENGTH = 255
+#: ``%RETRY%<group>`` is a topic (at most 127 characters), so a consumer group that gets
+#: a retry and a DLQ topic has at most 120, as in RocketMQ.
+CONSUMER_GROUP_MAX_LENGTH = TOPIC_MAX_LENGTH - len(RETRY_PREFIX)
 NAMESPACE_MAX_LENGTH = 64
 
 _ROCKETMQ_NAME = re.compile(r"[%|a-zA-Z0-9_-]+")
@@ -79,6 +82,20 @@ def validate_group(group: str) -> str:
     return group
 
 
+def validate_consumer_group(group: str) -> str:
+    """Return ``group`` if it is a legal consumer group: one whose ``%RETRY%<group>`` (and
+    ``%DLQ%<group>``) is a legal topic name. The one rule for consumers and provisioning.
+    """
+    validate_group(group)
+    if len(group) > CONSUMER_GROUP_MAX_LENGTH:
+        raise InvalidNameError(
+            f"consumer group {group[:20]}... has {len(group)} characters; at most "
+            f"{CONSUMER_GROUP_MAX_LENGTH} are allowed, because its retry topic "
+            f"{RETRY_PREFIX}<group> must be a legal topic name (<= {TOPIC_MAX_LENGTH})"
+        )
+    return group
+
+
 def validate_namespace(namespace: str) -> str:
     """Return ``namespace`` if legal ("" means none), else raise :class:`InvalidNameError`."""
     if namespace == "":
@@ -94,12 +111,12 @@ def validate_namespace(namespace: str) -> str:
 
 def retry_topic(group: str) -> str:
     """The logical retry topic of a consumer group: ``%RETRY%<group>``."""
-    return RETRY_PREFIX + validate_group(group)
+    return RETRY_PREFIX + validate_consumer_group(group)
 
 
 def dlq_topic(group: str) -> str:
     """The logical dead-letter topic of a consumer group: ``%DLQ%<group>``."""
-    return DLQ_PREFIX + validate_group(group)
+    return DLQ_PREFIX + validate_consumer_group(group)
 
 
 def delay_topic(duration: str) -> str:

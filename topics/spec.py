@@ -13,6 +13,9 @@ _WEEK_MS = 7 * 24 * 3600 * 1000
 
 #: The topic config that caps a record batch (Apache Kafka's default is about 1 MiB).
 MAX_MESSAGE_BYTES = "max.message.bytes"
+#: The topic config that makes the broker stamp each record with its append time.
+TIMESTAMP_TYPE = "message.timestamp.type"
+LOG_APPEND_TIME = "LogAppendTime"
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,12 @@ class TopologySpec:
 
     Defaults: retry and level topics keep a week; DLQs and quarantine keep forever
     (``retention.ms=-1``) so no dead letter expires before an operator looks at it.
+    Level topics stamp records with the broker's append time
+    (``message.timestamp.type=LogAppendTime``): a level's delay counts from it, so no
+    producer's or consumer's clock decides when a parked message is due
+    (:mod:`rmqcompat.parking`). A level topic created without it still works, on the
+    parker's clock; ``rmqcompat topics verify`` reports it as a config mismatch, and
+    ``kafka-configs --alter --add-config message.timestamp.type=LogAppendTime`` fixes it.
 
     The defaults carry no ``max.message.bytes``: it depends on the clients'
     ``max_message_size``, so every creator applies :meth:`sized_for` with its own.
@@ -59,7 +68,9 @@ class TopologySpec:
     business: TopicSpec = TopicSpec(partitions=4)
     retry: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
     dlq: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": "-1"})
-    delay: TopicSpec = TopicSpec(partitions=4, configs={"retention.ms": str(_WEEK_MS)})
+    delay: TopicSpec = TopicSpec(
+        partitions=4, configs={"retention.ms": str(_WEEK_MS), TIMESTAMP_TYPE: LOG_APPEND_TIME}
+    )
     trace: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
     quarantine: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": "-1"})
 

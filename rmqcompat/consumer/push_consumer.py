@@ -28,6 +28,7 @@ from rmqcompat.consumer.wiring import (
 )
 from rmqcompat.errors import ClientStateError, RmqCompatError
 from rmqcompat.lifecycle import Lifecycle
+from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
@@ -94,11 +95,19 @@ class DefaultMQPushConsumer(Lifecycle):
         self._listener = as_callable(listener)
 
     def start(self) -> None:
-        """Create internal topics, join the group (or assign all partitions), consume."""
+        """Create internal topics, join the group (or assign all partitions), consume.
+
+        Raises:
+            ClientStateError: not subscribed, no listener, or already started.
+            ConfigError: librdkafka refused a ``kafka_config`` setting.
+            BrokerUnreachableError: no broker answered within 10 s (nothing was created).
+            TopologyError: the internal topics could not be created.
+        """
         self._require("created", "start")
         if self._listener is None or not self._subs.filters:
             raise ClientStateError("subscribe() and register_message_listener() before start()")
         s = self.settings
+        require_broker(s.client)
         if not s.broadcasting:
             self._subs.add_own_retry()
         ensure_topics(
@@ -192,7 +201,9 @@ class DefaultMQPushConsumer(Lifecycle):
 
     def stats(self) -> dict[tuple[str, int], dict[str, int | bool]]:
         """Per partition: in-flight count, bytes, span, paused, pauses, committed offset,
-        stuck messages."""
+        stuck messages, and consume results: ``consume_ok`` / ``consume_failed`` (messages,
+        by ackIndex) and ``consume_timeouts`` (listener calls of ``consume_timeout`` or
+        longer, RocketMQ's TIME_OUT)."""
         return self._engine.partitions.stats() if self._engine else {}
 
     def _require(self, state: str, action: str) -> None:

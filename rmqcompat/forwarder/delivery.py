@@ -92,6 +92,7 @@ class Deliveries:
             try:
                 self._producer.produce(
                     record.topic, record.value, record.key, headers=record.headers,
+                    partition=-1 if record.partition is None else record.partition,
                     on_delivery=callback,
                 )  # fmt: skip
                 return

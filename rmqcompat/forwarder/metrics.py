@@ -9,6 +9,7 @@ forwarder is running with a group assignment, else 503.
 from __future__ import annotations
 
 import bisect
+import logging
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -21,9 +22,13 @@ from prometheus_client import (
     Gauge,
     generate_latest,
 )
-from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
+
+from rmqcompat.errors import RmqCompatError
+
+log = logging.getLogger(__name__)
 
 _LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600)
 
@@ -79,8 +84,46 @@ class ForwarderMetrics:
             "rmqcompat_forwarder_paused_partitions", "Partitions waiting for a due time", registry=r
         )
 
+    def watch_unserved(self, check: Callable[[], tuple[str, ...]]) -> None:
+        """Export the level topics ``check`` finds unserved, asked at each scrape."""
+        self.registry.register(UnservedLevelTopics(check))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class UnservedLevelTopics(Collector):
+    """Level topics of the namespace that no member of the forwarder group consumes.
+
+    ``rmqcompat_forwarder_unserved_level_topics`` counts them and
+    ``rmqcompat_forwarder_unserved_level_topic{topic=...}`` (1) names them; alert on a
+    count above 0 that lasts longer than a rebalance. ``check`` asks the broker (see
+    :mod:`rmqcompat.topics.verify_forwarding`) at scrape time, off the poll thread; when
+    it fails, neither is exported and the failure is logged.
+    """
+
+    def __init__(self, check: Callable[[], tuple[str, ...]]) -> None:
+        self._check = check
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            unserved = self._check()
+        except RmqCompatError as exc:
+            log.warning("could not check for unserved level topics: %s", exc)
+            return
+        yield GaugeMetricFamily(
+            "rmqcompat_forwarder_unserved_level_topics",
+            "Level topics of the namespace no member of the forwarder group consumes",
+            value=len(unserved),
+        )
+        named = GaugeMetricFamily(
+            "rmqcompat_forwarder_unserved_level_topic",
+            "1 for each level topic no member of the forwarder group consumes",
+            labels=["topic"],
+        )
+        for topic in unserved:
+            named.add_metric([topic], 1)
+        yield named
 
 
 class LatenessHistogram(Collector):

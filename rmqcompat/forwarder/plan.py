@@ -1,12 +1,18 @@
 """What the forwarder does with the head record of a level partition (pure, clock passed in).
 
-One of three plans: :class:`Wait` until the (skew-corrected) due time; :class:`Forward`
-the released message to its real topic, or hop a timer message on to the next level;
-:class:`Quarantine` a record that cannot be parsed. Parsing happens before the due check,
+One of three plans: :class:`Wait` until the due time (:func:`rmqcompat.parking.due_time`:
+the broker's append time + the level topic's delay, corrected for clock jumps only);
+:class:`Forward` the released message to its real topic, or hop a timer message on to
+the next level; :class:`Quarantine` a record that cannot be parsed. Parsing happens before the due
+check,
 so a poison record is set aside at once instead of blocking its partition until "due".
 
+A forwarded record keeps ``REAL_TOPIC`` and ``REAL_QID`` (as RocketMQ does) and goes to
+partition ``REAL_QID`` of its real topic, or to the partition its key picks when that is
+:data:`rmqcompat.parking.ANY_QUEUE`.
+
 This runs once per forwarded record, so the common case (no timer property) is a fast
-path: it keeps the record's raw header bytes minus the parking headers instead of
+path: it keeps the record's raw header bytes minus ``DELAY`` and ``DUE_TIME`` instead of
 re-encoding every property, and it validates and maps each real topic name once
 (:class:`Planner` caches it). Timer messages take the general path through
 :func:`rmqcompat.parking.release`; a unit test pins both paths to the same output.
@@ -15,6 +21,8 @@ re-encoding every property, and it validates and maps each real topic name once
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
 
 from rmqcompat import parking
 from rmqcompat import properties as props
@@ -25,8 +33,6 @@ from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic, validate_topic
 from rmqcompat.wire import KafkaRecord, OutgoingRecord
 
-#: What :func:`rmqcompat.parking.release` strips (the fast path must strip the same).
-PARKING_HEADERS = frozenset({props.REAL_TOPIC, props.DELAY, props.DUE_TIME, props.REAL_QID})
 #: Distinct real topics remembered; bounded so odd traffic cannot grow memory without end.
 _TOPIC_CACHE_SIZE = 10_000
 
@@ -68,16 +74,21 @@ class Planner:
         headers = record.headers()
         try:
             properties = props.from_headers(headers)
-            due = corrected_due(parking.due_time(properties), now_ms, level_delay_ms)
+            due = parking.due_time(
+                properties, append_ms=_append_ms(record), level_delay_ms=level_delay_ms
+            )
+            due = corrected_due(due, now_ms, level_delay_ms)
             if props.TIMER_DELIVER_MS in properties:
                 return self._timer(record, properties, due, now_ms)
             topic = self._physical_topic(properties.get(props.REAL_TOPIC))
+            partition = _partition(parking.real_qid(properties))
         except _BAD_RECORD as exc:
             return self._quarantine(record, exc)
         if due > now_ms:
             return Wait(due)
-        kept = [h for h in headers or () if h[0] not in PARKING_HEADERS]
-        return Forward(OutgoingRecord(topic, record.value() or b"", record.key(), kept), due, False)
+        kept = [h for h in headers or () if h[0] not in parking.RELEASE_STRIPS]
+        value, key = record.value() or b"", record.key()
+        return Forward(OutgoingRecord(topic, value, key, kept, partition), due, False)
 
     def _physical_topic(self, real_topic: str | None) -> str:
         if not real_topic:
@@ -101,16 +112,29 @@ class Planner:
         value = record.value() or b""
         if released.next_level is None:
             headers = props.to_headers(released.properties)
-            return Forward(OutgoingRecord(real_topic, value, record.key(), headers), due, False)
+            out = OutgoingRecord(
+                real_topic, value, record.key(), headers, _partition(released.real_qid)
+            )
+            return Forward(out, due, False)
         hop = parking.park(
             value, record.key(), released.properties, real_topic=released.real_topic,
             level=released.next_level, levels=self._levels, namespace=self._namespace, now_ms=now,
+            real_qid=released.real_qid,
         )  # fmt: skip
         return Forward(hop, due, hop=True)
 
     def _quarantine(self, record: KafkaRecord, exc: Exception) -> Quarantine:
         reason = f"{type(exc).__name__}: {exc}"
         return Quarantine(quarantine_record(record, reason, self._namespace), reason)
+
+
+def _append_ms(record: KafkaRecord) -> int | None:
+    kind, timestamp = record.timestamp()
+    return timestamp if kind == TIMESTAMP_LOG_APPEND_TIME else None
+
+
+def _partition(real_qid: int) -> int | None:
+    return None if real_qid == parking.ANY_QUEUE else real_qid
 
 
 def plan_head(

@@ -1,11 +1,17 @@
 """When a parked record is due and when a paused partition wakes up (pure, clock injected).
 
 Mirrors RocketMQ's ``ScheduleMessageService``: a level queue is ordered by due time, so
-only its head is examined; a head due further ahead than ``now + that level's delay``
-cannot be right (the parking clock ran ahead of ours) and is treated as due now, as
-``correctDeliverTimestamp`` does. Instead of RocketMQ's 100 ms timer per level, the
-forwarder pauses a partition and asks :class:`WakeSchedule` how long it may wait in
-``consumer.poll`` before some partition's head becomes due.
+only its head is examined. RocketMQ treats a head due further ahead than ``now + that
+level's delay`` as due now (``correctDeliverTimestamp``): with one clock (the broker's)
+that can only mean the clock jumped. Here the due time comes from another host's clock
+(the broker's append time, or the parker's ``DUE_TIME``), so ordinary skew between two
+hosts would trigger the rule and turn a delay into zero (a parker 150 ms ahead made a
+3 s level immediate). The correction is kept for real jumps only: beyond
+:data:`CLOCK_JUMP_MS` of excess; smaller excesses are waited out (late, never early).
+
+Instead of RocketMQ's 100 ms timer per level, the forwarder pauses a partition and asks
+:class:`WakeSchedule` how long it may wait in ``consumer.poll`` before some partition's head
+becomes due.
 """
 
 from __future__ import annotations
@@ -13,10 +19,16 @@ from __future__ import annotations
 import heapq
 from collections.abc import Hashable
 
+#: How far beyond ``now + delay`` a due time must lie to count as a clock jump (then it is
+#: due now). Smaller excesses are clock skew between hosts and are waited out, so a head
+#: stamped by a wrong clock holds its partition at most this much longer than its delay.
+CLOCK_JUMP_MS = 60_000
+
 
 def corrected_due(due_ms: int, now_ms: int, level_delay_ms: int) -> int:
-    """The due time to act on: ``now_ms`` if ``due_ms`` lies beyond ``now + delay`` (skew)."""
-    return now_ms if due_ms > now_ms + level_delay_ms else due_ms
+    """The due time to act on: ``now_ms`` if ``due_ms`` lies beyond ``now + delay`` by more
+    than :data:`CLOCK_JUMP_MS` (a clock jump), else ``due_ms``."""
+    return now_ms if due_ms > now_ms + level_delay_ms + CLOCK_JUMP_MS else due_ms
 
 
 def is_due(due_ms: int, now_ms: int) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
 
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.config import ClientConfig
@@ -22,9 +23,11 @@ from rmqcompat.forwarder.metrics import ForwarderMetrics, MetricsServer
 from rmqcompat.forwarder.worker import ForwardLoop, LoopSettings
 from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
-from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
+from rmqcompat.reachability import require_broker
+from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, level_topic_pattern
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.verify_forwarding import unserved_level_topics
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +41,18 @@ class DelayForwarder(Lifecycle):
 
     All forwarders of a namespace share one consumer group (:func:`forwarder_group`), so
     running several spreads the level partitions over them. Guarantees: a record reaches
-    its real topic no earlier than its due time (skewed due times beyond ``now + delay``
-    count as due now); its offset is committed only after the produce was acknowledged,
-    so a crash or rebalance can forward a record again (a duplicate) but never lose it.
+    its real topic no earlier than its due time, which is the broker's append time plus
+    the level topic's delay (clocks: :mod:`rmqcompat.parking`; a due time beyond
+    ``now + delay`` by more than a minute is a clock jump and counts as due now); its
+    offset is committed only after the produce was acknowledged, so a crash or rebalance can
+    forward a record again (a duplicate) but never lose it.
 
     Args:
         bootstrap_servers: Kafka bootstrap list.
         namespace: the deployment's namespace; must match its producers and consumers.
-        message_delay_level: the delay table (must match the clients of the namespace).
+        message_delay_level: the delay table whose level topics it creates at start and
+            through whose levels timer messages hop. It serves the level topics of every
+            table in the namespace (pattern subscription), so clients may use other tables.
         kafka_config: librdkafka settings passed to the consumer, producer and admin client.
         metrics_port: serve ``/metrics`` and ``/health`` on this port (0 = any free port,
             see :attr:`metrics_port`); None serves nothing.
@@ -110,22 +117,32 @@ class DelayForwarder(Lifecycle):
     def start(self) -> None:
         """Create missing level and quarantine topics, then forward on a background thread.
 
+        A broker must answer within ``start_timeout_s`` (10 s), and the metrics port is
+        bound, before any topic is created: a failed start leaves nothing behind.
+
         Raises:
             ClientStateError: already started.
-            TopologyError: the topics could not be created.
+            ConfigError: librdkafka refused a ``kafka_config`` setting.
+            BrokerUnreachableError: no broker answered within ``start_timeout_s``.
             OSError: the metrics port cannot be bound.
+            TopologyError: the topics could not be created.
         """
         if self._thread is not None:
             raise ClientStateError("DelayForwarder.start() was already called")
-        ensure_topics(
-            self.config.librdkafka("admin"),
-            fs.internal_topics(self.config, self._topology),
-            self.config.namespace,
-        )
+        require_broker(self.config)
         if self._metrics_addr[1] is not None:
             host, port = self._metrics_addr
             self._server = MetricsServer(self.metrics, self.healthy, host, port)
         try:
+            admin_settings = self.config.librdkafka("admin")
+            ensure_topics(
+                admin_settings,
+                fs.internal_topics(self.config, self._topology),
+                self.config.namespace,
+            )
+            admin = AdminClient(admin_settings)
+            namespace, group = self.config.namespace, self.group
+            self.metrics.watch_unserved(lambda: unserved_level_topics(admin, namespace, group))
             self._loop = self._build_loop()
         except BaseException:
             self.shutdown()
@@ -133,21 +150,21 @@ class DelayForwarder(Lifecycle):
         self._thread = threading.Thread(target=self._run, name="rmqcompat-forwarder", daemon=True)
         self._thread.start()
         log.info(
-            "delay-forwarder started: group %s, %d level topics",
+            "delay-forwarder started: group %s, level topics %s",
             self.group,
-            len(self.config.levels.topics()),
+            level_topic_pattern(self.config.namespace),
         )
 
     def _build_loop(self) -> ForwardLoop:
-        topics = {t.physical: t for t in fs.level_topics(self.config)}
-        loop_settings = LoopSettings(
-            self.config.levels, self.config.namespace, topics, hold=self._hold
-        )
+        loop_settings = LoopSettings(self.config.levels, self.config.namespace, hold=self._hold)
         self._consumer = Consumer(fs.consumer_settings(self.config))
         producer = Producer(fs.producer_settings(self.config))
         loop = ForwardLoop(self._consumer, producer, loop_settings, self.metrics, self._clock)
         self._consumer.subscribe(
-            list(topics), on_assign=loop.on_assign, on_revoke=loop.on_revoke, on_lost=loop.on_lost
+            [level_topic_pattern(self.config.namespace)],
+            on_assign=loop.on_assign,
+            on_revoke=loop.on_revoke,
+            on_lost=loop.on_lost,
         )
         return loop
 

@@ -1,14 +1,17 @@
 """The forwarder's group, topics and client settings, derived from a :class:`ClientConfig`.
 
-Subscription: the forwarder subscribes to the level topics of its configured delay table
-by name, not to a regex such as ``^<ns>\\.rmq\\.delay\\.``. Reasons: it needs each level's
-delay anyway (clock-skew correction, timer hops onto the table's levels), and RocketMQ
-too has one delay table per deployment; librdkafka matches regex subscriptions only
-against metadata refreshed every ``topic.metadata.refresh.interval.ms`` (5 min by
-default), so a level topic created later would wait unserved for minutes and each new
-match triggers a rebalance; and since ``start()`` creates the table's topics first, the
-named subscription never meets an unknown topic. Consequence (documented): every client
-of a namespace must use the same ``message_delay_level`` as its forwarders.
+Subscription: the forwarder subscribes by pattern to *every* level topic of its namespace
+(:func:`~rmqcompat.topics.delay_levels.level_topic_pattern`), not only to those of its
+own delay table. Level topics are named by their delay (``<ns>.rmq.delay.10s``), so each
+one tells the forwarder its delay, and a forwarder serves the parked records of clients with any
+table: a client with
+another ``message_delay_level`` no longer strands its messages. Its own table matters
+only for the topics it creates at start and for the levels timer messages hop through.
+
+librdkafka matches a pattern against metadata it refreshes every
+``topic.metadata.refresh.interval.ms``: a level topic created later (a client with a
+new table) is picked up at the next refresh, for which the forwarder sets 30 s instead
+of librdkafka's 5 min, and joins the assignment in a rebalance.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rmqcompat.config import ClientConfig
-from rmqcompat.topics.delay_levels import format_duration_ms
-from rmqcompat.topics.naming import QUARANTINE_TOPIC, RESERVED, to_kafka_topic
+from rmqcompat.errors import InvalidNameError
+from rmqcompat.topics.delay_levels import format_duration_ms, topic_delay_ms
+from rmqcompat.topics.naming import QUARANTINE_TOPIC, RESERVED, from_kafka_topic
 from rmqcompat.topics.spec import TopicSpec, TopologySpec
 
 #: librdkafka's consume batch; bounds how many records of a partition sit in memory.
@@ -43,16 +47,16 @@ class LevelTopic:
     delay_ms: int
 
 
-def level_topics(config: ClientConfig) -> list[LevelTopic]:
-    levels = config.levels
-    return [
-        LevelTopic(
-            to_kafka_topic(levels.topic(level), config.namespace),
-            format_duration_ms(levels.delay_ms(level)),
-            levels.delay_ms(level),
-        )
-        for level in range(1, levels.max_level + 1)
-    ]
+def level_topic(physical: str) -> LevelTopic:
+    """The level topic ``physical``, a name the subscription pattern matches.
+
+    Raises:
+        InvalidNameError: ``physical`` is not a level topic name.
+    """
+    delay = topic_delay_ms(from_kafka_topic(physical)[1])
+    if delay is None:
+        raise InvalidNameError(f"{physical!r} is not a delay-level topic")
+    return LevelTopic(physical, format_duration_ms(delay), delay)
 
 
 def internal_topics(config: ClientConfig, topology: TopologySpec) -> dict[str, TopicSpec]:
@@ -70,8 +74,12 @@ def internal_topics(config: ClientConfig, topology: TopologySpec) -> dict[str, T
 #: product: librdkafka's ``fetch.wait.max.ms=500`` lets a record that arrives while a
 #: fetch waits on the broker sit there for up to half a second (forwarder p99 417 ms at
 #: 5k msg/s; 100 ms: see benchmarks/forwarder.py). A fetch per broker every 100 ms when
-#: idle costs little; Apache Kafka accepts any value (it has no lower bound).
-CONSUMER_DEFAULTS: dict[str, Any] = {"fetch.wait.max.ms": 100}
+#: idle costs little; Apache Kafka accepts any value (it has no lower bound). The metadata
+#: refresh bounds how long a new level topic waits for the pattern subscription to see it.
+CONSUMER_DEFAULTS: dict[str, Any] = {
+    "fetch.wait.max.ms": 100,
+    "topic.metadata.refresh.interval.ms": 30_000,
+}
 
 
 def consumer_settings(config: ClientConfig) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.plan import Planner, Quarantine, Wait
 from rmqcompat.forwarder.schedule import WakeSchedule
-from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic
+from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.topics.delay_levels import DelayLevels
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,6 @@ log = logging.getLogger(__name__)
 class LoopSettings:
     levels: DelayLevels
     namespace: str
-    level_topics: dict[str, LevelTopic]
     max_wait_s: float = 1.0
     commit_interval_ms: int = 200
     retry_backoff_ms: int = 500
@@ -65,11 +64,13 @@ class ForwardLoop:
         self._clock = clock
         self._planner = Planner(settings.levels, settings.namespace)
         self._tracker = CommitTracker()
+        # Level topics seen in assignments (the subscription is a pattern), by Kafka name.
+        self._topics: dict[str, LevelTopic] = {}
         self._out = Deliveries(
             producer, metrics, clock, settings.retry_backoff_ms, settings.namespace
         )
         self._committer = Committer(
-            consumer, self._tracker, metrics, settings.level_topics, settings.commit_interval_ms
+            consumer, self._tracker, metrics, self._topics, settings.commit_interval_ms
         )
         self._lanes: dict[Key, Lane] = {}
         self._held: dict[Key, HeldRecords] = {}
@@ -138,7 +139,7 @@ class ForwardLoop:
         held, lane = self._held.get(key), self._lanes.get(key)
         if not held or lane is None:
             return
-        delay_ms = self._s.level_topics[key[0]].delay_ms
+        delay_ms = self._topics[key[0]].delay_ms
         send, observe = self._out.send, self._metrics.lateness.observe
         while held and not self.stopping:
             now = self._clock()
@@ -188,7 +189,9 @@ class ForwardLoop:
         for tp in partitions:
             key = (tp.topic, tp.partition)
             state = self._tracker.assign(key)
-            self._lanes[key] = Lane(key, state, self._s.level_topics[tp.topic].label)
+            if tp.topic not in self._topics:
+                self._topics[tp.topic] = level_topic(tp.topic)
+            self._lanes[key] = Lane(key, state, self._topics[tp.topic].label)
             self._held[key] = HeldRecords(self._s.hold)
         self._metrics.assigned.set(len(self._tracker.partitions))
 

@@ -111,6 +111,11 @@ def as_kafka_error(failure: BaseException | KafkaError) -> KafkaError:
     raise TypeError(f"not a Kafka failure: {failure!r}")
 
 
+def timed_out(reason: str) -> KafkaError:
+    """The (retriable) error of a send whose ``send_msg_timeout`` ran out locally."""
+    return KafkaError(_local("_MSG_TIMED_OUT"), reason)
+
+
 def send_error(error: KafkaError, message: Message, attempts: int) -> SendError:
     """The exception that hands ``message`` back to the caller after ``attempts`` tries."""
     kind = RetriableSendError if is_retriable(error) else FatalSendError

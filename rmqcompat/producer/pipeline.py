@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import InvalidStateError
 from functools import partial
 from typing import Any
 
@@ -24,6 +25,7 @@ from rmqcompat.producer.failures import (
     is_retriable,
     needs_new_client,
     send_error,
+    timed_out,
 )
 from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.scheduler import Scheduler
@@ -100,6 +102,25 @@ class Pipeline:
         else:
             pending.attempts = 0
             self._failed(pending, error)
+
+    def wait(self, pending: PendingSend) -> SendResult:
+        """The outcome of a send with a deadline, at the latest just after that deadline.
+
+        If no delivery report came by then, the send ends as a retriable timeout (spooled
+        when a spool is set) on the retry thread, after any job queued there before it.
+        A record still queued in librdkafka then may yet be delivered (a duplicate if the
+        caller sends it again, as after any timeout); its late report is ignored.
+
+        Raises:
+            SendError: the send failed.
+        """
+        future, remaining = pending.future, pending.remaining_s()
+        try:
+            return future.result(timeout=None if remaining is None else max(0.0, remaining))
+        except TimeoutError:
+            error = timed_out("no delivery report within send_msg_timeout")
+            self._scheduler.call_later(0, partial(self._give_up, pending, error))
+            return future.result()
 
     def drain(self) -> None:
         """Block until every submitted send has its outcome (each attempt is time-bounded)."""
@@ -192,21 +213,23 @@ class Pipeline:
         if err is not None:
             self._failed(pending, err, pending.producer)
             return
+        if pending.spool_entry is not None:
+            self._unspool(pending.spool_entry)
+        # The SendResult is built lazily, when (if ever) someone reads it.
+        delivery = (
+            pending.msg_id,
+            pending.logical_topic,
+            pending.topic,
+            msg.partition(),
+            msg.offset(),
+            pending.attempts,
+        )
         try:
-            if pending.spool_entry is not None:
-                self._unspool(pending.spool_entry)
-            # The SendResult is built lazily, when (if ever) someone reads it.
-            delivery = (
-                pending.msg_id,
-                pending.logical_topic,
-                pending.topic,
-                msg.partition(),
-                msg.offset(),
-                pending.attempts,
-            )
             pending.future.set_delivered(delivery)
-        finally:
-            self._settle()
+        except InvalidStateError:
+            log.info("message %s was delivered after its send timed out", pending.msg_id)
+            return  # the timeout outcome stands and was settled
+        self._settle()
 
     def _unspool(self, entry: SpoolEntry) -> None:
         # Deleted only now that the broker acknowledged the re-send. If deleting fails the
@@ -240,6 +263,8 @@ class Pipeline:
             self._scheduler.call_later(0, partial(self._give_up, pending, err))
 
     def _give_up(self, pending: PendingSend, err: KafkaError) -> None:
+        if pending.future.done():  # timed out already (see wait); this is a late report
+            return
         if self._spool is not None and pending.spool_entry is None and is_retriable(err):
             entry = SpoolEntry(
                 pending.msg_id, pending.record(), self._clock_ms(), err.name(), pending.attempts
@@ -262,8 +287,11 @@ class Pipeline:
                 pending.future.set_exception(outcome)
             else:
                 pending.future.set_result(outcome)
-        finally:
-            self._settle()
+        except InvalidStateError:
+            # Delivered while its deadline passed: the delivery stands and was settled (a
+            # spool entry written meanwhile is re-sent later: a duplicate, never a loss).
+            return
+        self._settle()
 
     def _settle(self) -> None:
         with self._count_lock:

@@ -17,15 +17,17 @@ from rmqcompat.errors import ClientStateError, ConfigError
 from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE, Message
 from rmqcompat.producer.failures import Backoff
+from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.pipeline import Pipeline
 from rmqcompat.producer.records import ShardingKey
 from rmqcompat.producer.resend import Resender
 from rmqcompat.producer.send_future import SendFuture
 from rmqcompat.producer.send_result import SendResult
-from rmqcompat.producer.settings import ProducerSettings
+from rmqcompat.producer.settings import TIMER_MAX_DELAY_SEC, ProducerSettings
 from rmqcompat.producer.spool import Spool
 from rmqcompat.producer.submission import SendCallback, Submitter
 from rmqcompat.producer.topic_guard import TopicGuard
+from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.spec import TopologySpec
 
@@ -53,8 +55,13 @@ class DefaultMQProducer(Lifecycle):
     ``1 + retry_times_when_send_async_failed`` attempts. A retry after a timeout may
     duplicate a record the broker did store (at-least-once, like RocketMQ).
 
-    The constructor does no I/O; ``start()`` creates the client, ``shutdown()`` waits for
-    every pending send's outcome. Settings errors raise ``ConfigError`` or
+    Time bounds: ``send`` returns or raises within ``send_msg_timeout`` plus a few
+    milliseconds of thread hand-over (plus one spool write when ``spool_dir`` is set), also
+    while the broker is unreachable; metadata and level-topic requests share that budget.
+    ``start()`` waits at most ``send_msg_timeout`` for a broker to answer.
+
+    The constructor does no I/O; ``start()`` checks the broker and creates the client,
+    ``shutdown()`` waits for every pending send's outcome. Settings errors raise ``ConfigError`` or
     ``InvalidNameError``. Callbacks and futures are completed on the producer's threads:
     keep callbacks short. One producer per ``spool_dir``.
     """
@@ -73,6 +80,8 @@ class DefaultMQProducer(Lifecycle):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         spool_dir: str | None = None,
         spool_resend_interval_s: float | None = 30.0,
+        timer_max_delay_sec: int = TIMER_MAX_DELAY_SEC,
+        connect_on_start: bool = True,
         topology: TopologySpec | None = None,
         backoff: Backoff | None = None,
         clock_ms: Clock = epoch_ms,
@@ -91,7 +100,9 @@ class DefaultMQProducer(Lifecycle):
             retry_times_when_send_async_failed,
             send_msg_timeout,
             spool_resend_interval_s,
+            timer_max_delay_sec,
         )
+        self._connect_on_start = connect_on_start
         self.spool = Spool(spool_dir) if spool_dir is not None else None
         timeout_s = send_msg_timeout / 1000.0
         # Level topics must hold the largest body this producer accepts (Kafka: ~1 MiB).
@@ -110,7 +121,9 @@ class DefaultMQProducer(Lifecycle):
             attempts=1 + retry_times_when_send_async_failed,
             interval_s=spool_resend_interval_s,
         )
-        self._submitter = Submitter(self.settings.client, self._topics, self._pipeline, clock_ms)
+        self._submitter = Submitter(
+            self.settings.client, self._topics, self._pipeline, clock_ms, timer_max_delay_sec * 1000
+        )
         self._state = _State.CREATED
         self._state_lock = threading.Lock()
 
@@ -131,15 +144,21 @@ class DefaultMQProducer(Lifecycle):
         )
 
     def start(self) -> None:
-        """Create the Kafka client and background threads (connections open lazily).
+        """Check that a broker answers, then create the Kafka client and background threads.
+
+        With ``connect_on_start=False`` the broker is not asked: sends made while it is
+        away retry and then fail or spool as usual.
 
         Raises:
             ClientStateError: already started or shut down.
             ConfigError: librdkafka refused the settings.
+            BrokerUnreachableError: no broker answered within ``send_msg_timeout``.
         """
         with self._state_lock:
             if self._state is not _State.CREATED:
                 raise ClientStateError(f"producer {self.group} cannot start: {self._state.value}")
+            if self._connect_on_start:
+                require_broker(self.settings.client, self.settings.send_msg_timeout / 1000.0)
             try:
                 self._pipeline.start()
             except KafkaException as exc:
@@ -161,7 +180,10 @@ class DefaultMQProducer(Lifecycle):
             self._pipeline.close()
 
     def send(self, msg: Message, sharding_key: ShardingKey = None) -> SendResult:
-        """Send and block until acknowledged, spooled, or failed (about ``send_msg_timeout``).
+        """Send and block until acknowledged, spooled, or failed, within ``send_msg_timeout``.
+
+        A send that timed out may still be delivered by a late attempt (a duplicate if sent
+        again), as with RocketMQ.
 
         Args:
             msg: the message; ``delay_time_level``/``deliver_time_ms`` park it (section 5).
@@ -169,13 +191,15 @@ class DefaultMQProducer(Lifecycle):
 
         Raises:
             ClientStateError: not started or already shut down.
-            InvalidNameError, MessageTooLargeError, ConfigError: bad input, before any I/O.
+            InvalidNameError, MessageTooLargeError, InvalidMessageError, ConfigError: bad
+                input, before any I/O (``InvalidMessageError`` also for a ``deliver_time_ms``
+                more than ``timer_max_delay_sec`` ahead).
             RetriableSendError: retriable failures outlasted the retries (no spool).
             FatalSendError: the broker refused the message (also a missing topic).
         """
         deadline = time.monotonic() + self.settings.send_msg_timeout / 1000.0
         attempts = 1 + self.settings.retry_times_when_send_failed
-        return self._submit(msg, sharding_key, attempts, deadline).result()
+        return self._pipeline.wait(self._submit(msg, sharding_key, attempts, deadline))
 
     def send_orderly(self, msg: Message, sharding_key: ShardingKey) -> SendResult:
         """:meth:`send` with a required sharding key (same key -> same partition, in order).
@@ -206,7 +230,7 @@ class DefaultMQProducer(Lifecycle):
                 :meth:`send`, before any I/O. Send failures go to the future instead.
         """
         attempts = 1 + self.settings.retry_times_when_send_async_failed
-        return self._submit(msg, sharding_key, attempts, None, callback)
+        return self._submit(msg, sharding_key, attempts, None, callback).future
 
     def send_oneway(self, msg: Message, sharding_key: ShardingKey = None) -> None:
         """Fire and forget: like :meth:`send_async`; a final failure is logged (and spooled
@@ -236,7 +260,7 @@ class DefaultMQProducer(Lifecycle):
         attempts: int,
         deadline: float | None,
         callback: SendCallback | None = None,
-    ) -> SendFuture:
+    ) -> PendingSend:
         if self._state is not _State.RUNNING:
             self._check_running()
         return self._submitter.submit(msg, key, attempts, deadline, callback)

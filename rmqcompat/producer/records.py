@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from rmqcompat import parking
 from rmqcompat import properties as props
+from rmqcompat.errors import InvalidMessageError
 from rmqcompat.message import Message
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.wire import OutgoingRecord
@@ -34,6 +35,23 @@ def encode_key(sharding_key: ShardingKey) -> bytes | None:
     if isinstance(sharding_key, str):
         return sharding_key.encode("utf-8")
     raise TypeError(f"sharding_key must be str or bytes, not {type(sharding_key).__name__}")
+
+
+def check_timer(msg: Message, now_ms: int, max_delay_ms: int) -> None:
+    """Refuse a timer message due more than ``max_delay_ms`` after ``now_ms``.
+
+    RocketMQ 5's broker refuses such a message (``timerMaxDelaySec``, 3 days by default)
+    instead of holding it for months; so does the producer here, before any I/O.
+
+    Raises:
+        InvalidMessageError: ``deliver_time_ms`` is too far ahead.
+    """
+    due = msg.deliver_time_ms
+    if due is not None and due - now_ms > max_delay_ms:
+        raise InvalidMessageError(
+            f"Message.deliver_time_ms {due} is {(due - now_ms) / 1000:.0f} s ahead; "
+            f"the maximum is {max_delay_ms // 1000} s (timer_max_delay_sec)"
+        )
 
 
 def message_properties(msg: Message, msg_id: str, now_ms: int) -> dict[str, str]:

@@ -18,6 +18,9 @@ PRODUCER_DEFAULTS: Mapping[str, Any] = {
     "linger.ms": 5,
 }
 
+#: RocketMQ 5's ``timerMaxDelaySec`` default: a timer message at most 3 days ahead.
+TIMER_MAX_DELAY_SEC = 3 * 24 * 3600
+
 
 @dataclass(frozen=True)
 class ProducerSettings:
@@ -33,6 +36,7 @@ class ProducerSettings:
     retry_times_when_send_async_failed: int = 2
     send_msg_timeout: int = 3000
     spool_resend_interval_s: float | None = 30.0
+    timer_max_delay_sec: int = TIMER_MAX_DELAY_SEC
 
     def __post_init__(self) -> None:
         validate_group(self.group)
@@ -44,6 +48,8 @@ class ProducerSettings:
         interval = self.spool_resend_interval_s
         if interval is not None and interval <= 0:
             raise ConfigError(f"spool_resend_interval_s must be > 0 or None, not {interval}")
+        if self.timer_max_delay_sec <= 0:
+            raise ConfigError(f"timer_max_delay_sec must be > 0, not {self.timer_max_delay_sec}")
 
     def librdkafka(self) -> dict[str, Any]:
         """Settings for confluent-kafka: defaults < user ``kafka_config`` < derived ones.

@@ -4,6 +4,7 @@ One JSON file per message, written atomically (write a temp file, fsync, rename,
 directory), so a crash leaves either the whole entry or none. An entry holds the exact
 record (physical topic, key, value, headers with the original ``UNIQ_KEY``), so a re-send
 is the same message. Files are deleted only after the broker acknowledged the re-send.
+Entries hold message bodies: files are created 0600 and a directory the spool creates 0700.
 """
 
 from __future__ import annotations
@@ -25,10 +26,20 @@ log = logging.getLogger(__name__)
 _SUFFIX = ".json"
 _TMP_PREFIX = ".tmp-"
 _FORMAT = 1
+_FILE_MODE = 0o600
+_DIR_MODE = 0o700
 
 
 class SpoolCorruptError(RmqCompatError):
-    """A spool file cannot be read as an entry (it is left in place for inspection)."""
+    """A spool file cannot be read as an entry (it is left in place for inspection).
+
+    Attributes:
+        path: the file.
+    """
+
+    def __init__(self, path: Path, reason: object) -> None:
+        super().__init__(f"spool file {path} is not a valid entry: {reason}")
+        self.path = path
 
 
 @dataclass(frozen=True)
@@ -104,11 +115,13 @@ class Spool:
 
     def put(self, entry: SpoolEntry) -> Path:
         """Write ``entry`` durably and return its path (overwrites an identical name)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
         path = self.directory / entry.name
         tmp = self.directory / f"{_TMP_PREFIX}{entry.name}"
         data = json.dumps(entry.to_json(), separators=(",", ":")).encode("utf-8")
-        with open(tmp, "wb") as handle:
+        # Created 0600 (not chmod-ed later): the body is never readable by others.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        with os.fdopen(os.open(tmp, flags, _FILE_MODE), "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -120,21 +133,29 @@ class Spool:
         """Read one entry.
 
         Raises:
-            SpoolCorruptError: the file is not a complete spool entry.
+            SpoolCorruptError: the file cannot be read (permissions) or is not a complete
+                spool entry.
         """
         try:
             return SpoolEntry.from_json(json.loads(path.read_bytes()))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SpoolCorruptError(f"spool file {path} is not a valid entry: {exc}") from exc
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SpoolCorruptError(path, exc) from exc
 
-    def list(self) -> list[SpoolEntry]:
-        """Every readable entry, oldest first; unreadable files are logged and left alone."""
-        entries = []
+    def scan(self) -> tuple[list[SpoolEntry], list[SpoolCorruptError]]:
+        """Every readable entry (oldest first) and why each other file could not be read."""
+        entries, unreadable = [], []
         for path in self.paths():
             try:
                 entries.append(self.load(path))
             except SpoolCorruptError as exc:
-                log.warning("%s", exc)
+                unreadable.append(exc)
+        return entries, unreadable
+
+    def list(self) -> list[SpoolEntry]:
+        """Every readable entry, oldest first; unreadable files are logged and left alone."""
+        entries, unreadable = self.scan()
+        for problem in unreadable:
+            log.warning("%s", problem)
         return entries
 
     def paths(self) -> list[Path]:

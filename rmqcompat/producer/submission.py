@@ -9,8 +9,13 @@ from rmqcompat.message import Message
 from rmqcompat.message_id import new_message_id
 from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.pipeline import Pipeline
-from rmqcompat.producer.records import ShardingKey, build_record, encode_key, plain_headers
-from rmqcompat.producer.send_future import SendFuture
+from rmqcompat.producer.records import (
+    ShardingKey,
+    build_record,
+    check_timer,
+    encode_key,
+    plain_headers,
+)
 from rmqcompat.producer.send_result import SendResult
 from rmqcompat.producer.topic_guard import TopicGuard
 
@@ -20,11 +25,15 @@ SendCallback = Callable[[SendResult | BaseException], None]
 class Submitter:
     """The submission path of ``DefaultMQProducer``: size check, topic, record, pipeline.
 
+    Metadata and level-topic requests of a send with a deadline wait at most until that
+    deadline (the caller's wait for the outcome ends there too, see ``Pipeline.wait``).
+
     Args:
         client: the producer's client settings (size limit, namespace, delay levels).
         topics: maps logical to physical topics and creates level topics on demand.
         pipeline: receives every ``PendingSend``.
         clock_ms: wall clock in epoch milliseconds, stamped on each record.
+        timer_max_delay_ms: how far ahead a timer message may be due.
     """
 
     def __init__(
@@ -33,11 +42,13 @@ class Submitter:
         topics: TopicGuard,
         pipeline: Pipeline,
         clock_ms: Callable[[], int],
+        timer_max_delay_ms: int,
     ) -> None:
         self._client = client
         self._topics = topics
         self._pipeline = pipeline
         self._clock_ms = clock_ms
+        self._timer_max_delay_ms = timer_max_delay_ms
 
     def submit(
         self,
@@ -46,7 +57,7 @@ class Submitter:
         attempts: int,
         deadline: float | None,
         callback: SendCallback | None = None,
-    ) -> SendFuture:
+    ) -> PendingSend:
         # The hot path of every send: keep it free of per-send locks and needless objects.
         msg.check_size(self._client.max_message_size)
         physical = self._topics.physical(msg.topic)
@@ -66,8 +77,9 @@ class Submitter:
                 deadline,
                 on_outcome=callback,
             )
-            self._pipeline.submit(pending, self._topics.missing(self._pipeline.producer, physical))
-            return pending.future
+            missing = self._topics.missing(self._pipeline.producer, physical, deadline)
+            self._pipeline.submit(pending, missing)
+            return pending
         return self._submit_built(msg, key, attempts, deadline, callback, physical, msg_id, now_ms)
 
     def _submit_built(
@@ -80,8 +92,9 @@ class Submitter:
         physical: str,
         msg_id: str,
         now_ms: int,
-    ) -> SendFuture:
+    ) -> PendingSend:
         client = self._client
+        check_timer(msg, now_ms, self._timer_max_delay_ms)
         prepared = build_record(
             msg,
             physical_topic=physical,
@@ -93,13 +106,14 @@ class Submitter:
         )
         # A parked message is checked against its REAL topic, by the same rule as a plain
         # send: parking it for a missing topic would only move the failure to the forwarder.
-        missing = self._topics.missing(self._pipeline.producer, physical)
+        producer = self._pipeline.producer
+        error = self._topics.missing(producer, physical, deadline)
         if prepared.level is None:
             logical = msg.topic
         else:
             logical = client.levels.topic(prepared.level)
-            if missing is None:
-                self._topics.ensure_level(prepared.level)
+            if error is None:
+                self._topics.ensure_level(prepared.level, producer, deadline)
         pending = PendingSend.of_record(
             prepared.record,
             msg_id,
@@ -109,5 +123,5 @@ class Submitter:
             deadline=deadline,
             on_outcome=callback,
         )
-        self._pipeline.submit(pending, missing)
-        return pending.future
+        self._pipeline.submit(pending, error)
+        return pending

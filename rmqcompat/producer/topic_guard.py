@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
@@ -43,31 +44,38 @@ class TopicGuard:
             self._physical[logical] = name
         return name
 
-    def missing(self, producer: Producer, physical: str) -> KafkaError | None:
+    def missing(
+        self, producer: Producer, physical: str, deadline: float | None = None
+    ) -> KafkaError | None:
         """``UNKNOWN_TOPIC_OR_PART`` if the broker says ``physical`` does not exist.
 
-        Blocks on a metadata request the first time a topic is seen. If the broker cannot
-        be asked (down, timed out), the topic is not checked again: blocking every send of
-        an outage on metadata would stall the caller, and those sends run into the usual
-        retriable errors (retries, then the spool) anyway.
+        Blocks on a metadata request the first time a topic is seen, at most until
+        ``deadline`` (``time.monotonic()``; None: ``metadata_timeout_s``). If the broker
+        cannot be asked (down, timed out, no time left), the topic is not checked again:
+        blocking every send of an outage on metadata would stall the caller, and those
+        sends run into the usual retriable errors (retries, then the spool) anyway.
         """
         if physical in self._known:
             return None
         try:
-            topic = producer.list_topics(physical, timeout=self._timeout_s).topics.get(physical)
-        except KafkaException as exc:
-            log.warning("metadata for topic %s unavailable: %s", physical, exc.args[0])
+            topic = producer.list_topics(physical, timeout=self._wait_s(deadline))
+        except (KafkaException, _NoTimeLeft) as exc:
+            log.warning("metadata for topic %s unavailable: %s", physical, exc)
             self._known.add(physical)
             return None
-        if topic is not None and topic.error is not None:
-            if topic.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                return topic.error
+        found = topic.topics.get(physical)
+        if found is not None and found.error is not None:
+            if found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                return found.error
             return None
         self._known.add(physical)
         return None
 
-    def ensure_level(self, level: int) -> None:
+    def ensure_level(self, level: int, producer: Producer, deadline: float | None = None) -> None:
         """Create the topic of delay ``level`` if missing (once per producer).
+
+        Asks the broker first, within ``deadline`` as :meth:`missing`; creating the topic
+        is left for a later send if the broker does not answer in that time.
 
         Raises:
             TopologyError: the broker refused to create it.
@@ -79,10 +87,25 @@ class TopicGuard:
                 return
             topic = self._config.levels.topic(level)
             try:
-                admin = self._config.librdkafka("admin")
-                ensure_topics(admin, {topic: self._level_spec}, self._config.namespace)
-            except KafkaException as exc:
+                # All topics: naming one could auto-create it with the broker's defaults.
+                existing = producer.list_topics(timeout=self._wait_s(deadline)).topics
+                if self.physical(topic) not in existing:
+                    admin = self._config.librdkafka("admin")
+                    ensure_topics(admin, {topic: self._level_spec}, self._config.namespace)
+            except (KafkaException, _NoTimeLeft) as exc:
                 # Broker unreachable: produce anyway (retries/spool apply) and try again later.
-                log.warning("could not verify delay topic %s: %s", topic, exc.args[0])
+                log.warning("could not verify delay topic %s: %s", topic, exc)
                 return
             self._levels.add(level)
+
+    def _wait_s(self, deadline: float | None) -> float:
+        if deadline is None:
+            return self._timeout_s
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _NoTimeLeft("the send's send_msg_timeout is spent")
+        return left
+
+
+class _NoTimeLeft(Exception):
+    """A sync send has no time left to ask the broker anything."""

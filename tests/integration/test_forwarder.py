@@ -63,7 +63,8 @@ def test_due_record_arrives_no_earlier_than_due_with_parking_headers_removed(
     )
     (msg,) = read(kafka_bootstrap, real_topic, client_overrides, count=1)
     assert (msg.key(), msg.value()) == (b"k", b"hello")
-    assert dict(msg.headers()) == {name: value.encode() for name, value in user.items()}
+    kept = {props.REAL_TOPIC: "Orders", props.REAL_QID: "-1"}  # RocketMQ keeps both
+    assert dict(msg.headers()) == {name: value.encode() for name, value in {**user, **kept}.items()}
     # The forwarder's produce time is the record's CreateTime (same host clock).
     assert msg.timestamp()[1] >= due
 
@@ -141,7 +142,8 @@ def test_timer_message_hops_through_levels_and_arrives_at_its_time(
     (msg,) = read(kafka_bootstrap, real_topic, client_overrides, count=1)
     assert msg.value() == b"timer"
     assert msg.timestamp()[1] >= deliver_at
-    assert dict(msg.headers()) == {"app-prop": b"y"}
+    kept = {props.REAL_TOPIC: b"Orders", props.REAL_QID: b"-1"}
+    assert dict(msg.headers()) == {"app-prop": b"y", **kept}
     assert metric(forwarder, "rmqcompat_forwarder_hops_total", level="400ms") >= 1
 
 

@@ -58,11 +58,6 @@ def test_short_test_tables_parse() -> None:
         ("1.5s", "<number><ms|s|m|h|d>"),
         ("-1s", "<number><ms|s|m|h|d>"),
         ("1S", "<number><ms|s|m|h|d>"),
-        ("0s", "longer than zero"),
-        ("0ms 1s", "longer than zero"),
-        ("5s 1s", "strictly increasing"),
-        ("1s 1s", "strictly increasing"),
-        ("1m 60s", "strictly increasing"),
     ],
 )
 def test_bad_tables_raise_config_error(text: str, why: str) -> None:
@@ -119,8 +114,6 @@ def test_each_level_has_its_own_topic() -> None:
     assert len(set(topics)) == 18
     assert DEFAULT.topic(3) == "%SCHEDULE%10s"
     assert DEFAULT.topic(18) == "%SCHEDULE%2h"
-    assert all(DEFAULT.level_of_topic(t) == lvl for lvl, t in enumerate(topics, 1))
-    assert DEFAULT.level_of_topic("%SCHEDULE%7s") is None
     assert DelayLevels.parse("100ms 1500ms 60s").topics() == [
         "%SCHEDULE%100ms",
         "%SCHEDULE%1500ms",

@@ -15,13 +15,11 @@ def test_group_is_derived_from_the_namespace() -> None:
     assert forwarder_group("prod") == "prod.rmq.forwarder"
 
 
-def test_level_topics_follow_the_configured_table() -> None:
+def test_level_topics_are_read_from_their_names() -> None:
     config = ClientConfig("h:1", "ns", "100ms 2s")
-    topics = fs.level_topics(config)
-    assert [(t.physical, t.label, t.delay_ms) for t in topics] == [
-        ("ns.rmq.delay.100ms", "100ms", 100),
-        ("ns.rmq.delay.2s", "2s", 2000),
-    ]
+    topic = fs.level_topic("ns.rmq.delay.100ms")
+    assert (topic.physical, topic.label, topic.delay_ms) == ("ns.rmq.delay.100ms", "100ms", 100)
+    assert fs.level_topic("rmq.delay.60s").label == "1m"
     wanted = fs.internal_topics(config, TopologySpec())
     assert set(wanted) == {"%SCHEDULE%100ms", "%SCHEDULE%2s", "RMQ_SYS_QUARANTINE_TOPIC"}
 
@@ -41,7 +39,7 @@ def test_consumer_never_auto_commits_and_starts_at_the_oldest_record() -> None:
     [
         ({"bootstrap_servers": ""}, ConfigError),
         ({"namespace": "bad.ns"}, InvalidNameError),
-        ({"message_delay_level": "1s 1s"}, ConfigError),
+        ({"message_delay_level": "1s 1x"}, ConfigError),
         ({"metrics_port": 70000}, ConfigError),
     ],
 )

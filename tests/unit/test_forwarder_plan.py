@@ -7,6 +7,7 @@ import pytest
 from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.forwarder.plan import Forward, Planner, Quarantine, Wait, plan_head
+from rmqcompat.forwarder.schedule import CLOCK_JUMP_MS
 from rmqcompat.topics.delay_levels import DelayLevels
 
 NOW = 1_700_000_000_000
@@ -69,7 +70,9 @@ def test_due_record_goes_to_its_real_topic_with_parking_headers_removed() -> Non
     assert result.record.topic == "ns1.rmq.retry.g1"
     assert (result.record.key, result.record.value) == (b"key", b"body")
     headers = dict(result.record.headers)
-    assert headers == {"USER": b"u", props.UNIQ_KEY: b"id1"}
+    kept = {props.REAL_TOPIC: b"%RETRY%g1", props.REAL_QID: b"-1"}  # RocketMQ keeps both
+    assert headers == {"USER": b"u", props.UNIQ_KEY: b"id1", **kept}
+    assert result.record.partition is None  # REAL_QID -1: the key picks the partition
 
 
 def test_record_not_yet_due_waits_until_its_due_time() -> None:
@@ -77,7 +80,7 @@ def test_record_not_yet_due_waits_until_its_due_time() -> None:
 
 
 def test_due_time_beyond_now_plus_delay_is_corrected_to_now() -> None:
-    skewed = parked(parked_at=NOW + 60_000)  # the producer's clock ran a minute ahead
+    skewed = parked(parked_at=NOW + 2 * CLOCK_JUMP_MS)  # the producer's clock jumped ahead
     result = plan(skewed)
     assert isinstance(result, Forward) and result.due_ms == NOW
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rmqcompat.forwarder.schedule import WakeSchedule, corrected_due, is_due
+from rmqcompat.forwarder.schedule import CLOCK_JUMP_MS, WakeSchedule, corrected_due, is_due
 
 NOW = 1_700_000_000_000
 DELAY = 10_000
@@ -14,8 +14,10 @@ DELAY = 10_000
         (NOW - 5, NOW - 5),  # overdue: kept (lateness is measured from it)
         (NOW, NOW),
         (NOW + DELAY, NOW + DELAY),  # exactly one delay ahead: legitimate
-        (NOW + DELAY + 1, NOW),  # beyond now + delay: the parking clock ran ahead
-        (NOW + 50 * DELAY, NOW),
+        (NOW + DELAY + 1, NOW + DELAY + 1),  # skew between hosts: waited out, never early
+        (NOW + DELAY + CLOCK_JUMP_MS, NOW + DELAY + CLOCK_JUMP_MS),
+        (NOW + DELAY + CLOCK_JUMP_MS + 1, NOW),  # a clock jump: due now (RocketMQ's rule)
+        (NOW + 50 * CLOCK_JUMP_MS, NOW),
     ],
 )
 def test_corrected_due(due: int, expected: int) -> None:
@@ -28,9 +30,9 @@ def test_is_due_at_and_after_due_time_only() -> None:
     assert not is_due(NOW + 1, NOW)
 
 
-def test_skewed_head_is_due_now() -> None:
-    assert is_due(corrected_due(NOW + DELAY + 1, NOW, DELAY), NOW)
-    assert not is_due(corrected_due(NOW + DELAY, NOW, DELAY), NOW)
+def test_head_beyond_a_clock_jump_is_due_now() -> None:
+    assert is_due(corrected_due(NOW + DELAY + CLOCK_JUMP_MS + 1, NOW, DELAY), NOW)
+    assert not is_due(corrected_due(NOW + DELAY + 1, NOW, DELAY), NOW)
 
 
 def test_pop_due_returns_due_keys_earliest_first() -> None:

@@ -165,7 +165,7 @@ def test_internal_topics_use_the_reserved_prefix() -> None:
 def test_too_long_physical_name_names_the_249_rule() -> None:
     assert len(to_kafka_topic("t" * 127, "n" * 64)) == 64 + 1 + 127
     with pytest.raises(InvalidNameError, match="249"):
-        to_kafka_topic(retry_topic("g" * 250))  # rmq.retry. + 250 = 260 chars
+        to_kafka_topic(retry_topic("|" * 80))  # rmq.retry. + 80 x 3 = 250 chars
     with pytest.raises(InvalidNameError, match="249"):
         to_kafka_topic(dlq_topic("|" * 100), "n" * 64)  # each '|' takes 3 chars
 

@@ -54,7 +54,7 @@ def test_park_replaces_stale_parking_properties() -> None:
     assert decoded[props.DUE_TIME] == str(NOW + 5 * S)
     assert decoded[props.DELAY] == "2"
     assert decoded[props.REAL_TOPIC] == "%RETRY%G"
-    assert props.REAL_QID not in decoded
+    assert decoded[props.REAL_QID] == "-1"
 
 
 def test_park_refuses_bad_level_or_topic_before_building_a_record() -> None:
@@ -114,7 +114,9 @@ def test_release_strips_parking_properties() -> None:
     decoded = props.from_headers(_park({"user": "u", props.TAGS: "A"}, 3).headers)
     released = release(decoded, LEVELS, NOW + 10 * S)
     assert released.real_topic == "%RETRY%G"
-    assert released.properties == {"user": "u", props.TAGS: "A"}
+    # RocketMQ keeps REAL_TOPIC and REAL_QID on the delivered message.
+    kept = {props.REAL_TOPIC: "%RETRY%G", props.REAL_QID: "-1"}
+    assert released.properties == {"user": "u", props.TAGS: "A", **kept}
     assert released.next_level is None
 
 
@@ -123,7 +125,7 @@ def test_release_of_a_timer_not_yet_due_hops_again() -> None:
     decoded = props.from_headers(_park(timer, 18).headers)
     released = release(decoded, LEVELS, NOW + 2 * H)
     assert released.next_level == 17
-    assert released.properties == timer
+    assert released.properties == {**timer, props.REAL_TOPIC: "%RETRY%G", props.REAL_QID: "-1"}
 
 
 def test_release_of_a_due_timer_drops_the_timer_property() -> None:

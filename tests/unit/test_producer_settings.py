@@ -19,6 +19,7 @@ NOWHERE = "127.0.0.1:1"
 
 def producer(**kwargs: object) -> DefaultMQProducer:
     kwargs.setdefault("kafka_config", {"log_level": 0})
+    kwargs.setdefault("connect_on_start", False)  # settings only: no broker here
     return DefaultMQProducer("PG", NOWHERE, **kwargs)  # type: ignore[arg-type]
 
 
@@ -30,7 +31,7 @@ def producer(**kwargs: object) -> DefaultMQProducer:
         ({"send_msg_timeout": 0}, ConfigError),
         ({"spool_resend_interval_s": 0}, ConfigError),
         ({"max_message_size": 0}, ConfigError),
-        ({"message_delay_level": "1s 1s"}, ConfigError),
+        ({"message_delay_level": "1s 5x"}, ConfigError),
         ({"namespace": "bad.ns"}, InvalidNameError),
     ],
 )

@@ -27,6 +27,7 @@ def producer(bootstrap: str, **kwargs: object) -> DefaultMQProducer:
     kwargs.setdefault("send_msg_timeout", 300)
     kwargs.setdefault("backoff", Backoff(initial_s=0.01, max_s=0.02))
     kwargs.setdefault("kafka_config", {"log_level": 0})
+    kwargs.setdefault("connect_on_start", False)  # the point is to send while unreachable
     return DefaultMQProducer("PG", bootstrap, **kwargs)  # type: ignore[arg-type]
 
 

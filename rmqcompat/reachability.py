@@ -1,0 +1,52 @@
+"""The check every client's ``start()`` makes first: settings accepted, a broker answers.
+
+It runs before a client creates anything (topics, threads, a metrics server), so a
+start that fails leaves nothing behind and fails in bounded time with a typed error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.errors import BrokerUnreachableError, ConfigError
+
+
+def require_broker(config: ClientConfig, timeout_s: float | None = None) -> None:
+    """Return once a broker of ``config`` answered a metadata request.
+
+    The probe is built from every ``kafka_config`` setting (whichever client kind reads
+    it), so a misspelt name or a malformed value is refused here, before any I/O.
+
+    Args:
+        config: the client's settings.
+        timeout_s: the bound; default ``config.start_timeout_s``.
+
+    Raises:
+        ConfigError: librdkafka refused a setting.
+        BrokerUnreachableError: no broker answered within the bound (it took that long).
+    """
+    bound_s = config.start_timeout_s if timeout_s is None else timeout_s
+    settings: dict[str, Any] = config.librdkafka()
+    # Connection errors are reported once, below; librdkafka's own log lines (and its
+    # notes on settings only another client kind reads) would repeat them.
+    settings["log_level"] = 0
+    try:
+        probe = AdminClient(settings)
+    except (KafkaException, TypeError, ValueError) as exc:
+        raise ConfigError(f"librdkafka refused the settings: {_reason(exc)}") from exc
+    try:
+        probe.list_topics(timeout=bound_s)
+    except KafkaException as exc:
+        raise BrokerUnreachableError(
+            f"no broker at {config.bootstrap_servers} answered within {bound_s:g} s "
+            f"({_reason(exc)})"
+        ) from exc
+
+
+def _reason(exc: Exception) -> str:
+    error = exc.args[0] if exc.args else None
+    return error.str() if isinstance(error, KafkaError) else str(exc)
