@@ -134,7 +134,9 @@ def run_demo(bootstrap_servers: str, say: Say = print) -> DemoOutcome:
     ):
         for order in ORDERS:
             result = producer.send(Message(topic, body=order, keys=order, tags="order"))
-            say(f"sent {order} as {result.msg_id} to queue {result.message_queue.queue_id}")
+            queue = result.message_queue  # None only when spooled; the demo has no spool
+            where = "the spool" if queue is None else f"queue {queue.queue_id}"
+            say(f"sent {order} as {result.msg_id} to {where}")
         _wait(outcome)
     return outcome
 

@@ -1,33 +1,91 @@
-"""rmqcompat: Apache RocketMQ's consumer-retry semantics on Apache Kafka."""
+"""rmqcompat: Apache RocketMQ's consumer-retry semantics on Apache Kafka.
 
-from rmqcompat.config import ClientConfig
-from rmqcompat.consumer import (
-    ConsumeConcurrentlyContext,
-    ConsumeConcurrentlyStatus,
-    ConsumeFromWhere,
-    ConsumerFailedError,
-    ConsumerSettings,
-    DefaultMQPushConsumer,
-    MessageListenerConcurrently,
-    MessageModel,
-)
-from rmqcompat.errors import (
-    ClientStateError,
-    ConfigError,
-    FatalSendError,
-    InvalidNameError,
-    MalformedHeaderError,
-    MessageTooLargeError,
-    RetriableSendError,
-    RmqCompatError,
-    SendError,
-    TopologyError,
-)
-from rmqcompat.forwarder import DelayForwarder, ForwarderFailedError
-from rmqcompat.message import Message, MessageExt, MessageQueue
-from rmqcompat.producer import DefaultMQProducer, SendResult, SendStatus, Spool
+The public names below are imported on first use (PEP 562), so that importing a light
+module such as ``rmqcompat.topics.naming`` loads neither confluent-kafka nor
+prometheus-client nor the producer, consumer and forwarder packages.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at runtime see __getattr__ below
+    from rmqcompat.config import ClientConfig
+    from rmqcompat.consumer import (
+        ConsumeConcurrentlyContext,
+        ConsumeConcurrentlyStatus,
+        ConsumeFromWhere,
+        ConsumerFailedError,
+        ConsumerSettings,
+        DefaultMQPushConsumer,
+        MessageListenerConcurrently,
+        MessageModel,
+    )
+    from rmqcompat.errors import (
+        BrokerUnreachableError,
+        ClientStateError,
+        ConfigError,
+        FatalSendError,
+        InvalidMessageError,
+        InvalidNameError,
+        MalformedHeaderError,
+        MessageTooLargeError,
+        RetriableSendError,
+        RmqCompatError,
+        SendError,
+        TopologyError,
+    )
+    from rmqcompat.forwarder import DelayForwarder, ForwarderFailedError
+    from rmqcompat.message import Message, MessageExt, MessageQueue
+    from rmqcompat.producer import DefaultMQProducer, SendResult, SendStatus, Spool
+
+#: public name -> the module that defines it (imported on first access).
+_EXPORTS: dict[str, str] = {
+    "ClientConfig": "rmqcompat.config",
+    **dict.fromkeys(
+        (
+            "ConsumeConcurrentlyContext",
+            "ConsumeConcurrentlyStatus",
+            "ConsumeFromWhere",
+            "ConsumerFailedError",
+            "ConsumerSettings",
+            "DefaultMQPushConsumer",
+            "MessageListenerConcurrently",
+            "MessageModel",
+        ),
+        "rmqcompat.consumer",
+    ),
+    **dict.fromkeys(
+        (
+            "BrokerUnreachableError",
+            "ClientStateError",
+            "ConfigError",
+            "FatalSendError",
+            "InvalidMessageError",
+            "InvalidNameError",
+            "MalformedHeaderError",
+            "MessageTooLargeError",
+            "RetriableSendError",
+            "RmqCompatError",
+            "SendError",
+            "TopologyError",
+        ),
+        "rmqcompat.errors",
+    ),
+    "DelayForwarder": "rmqcompat.forwarder",
+    "ForwarderFailedError": "rmqcompat.forwarder",
+    "Message": "rmqcompat.message",
+    "MessageExt": "rmqcompat.message",
+    "MessageQueue": "rmqcompat.message",
+    "DefaultMQProducer": "rmqcompat.producer",
+    "SendResult": "rmqcompat.producer",
+    "SendStatus": "rmqcompat.producer",
+    "Spool": "rmqcompat.producer",
+}
 
 __all__ = [
+    "BrokerUnreachableError",
     "ClientConfig",
     "ClientStateError",
     "ConfigError",
@@ -41,6 +99,7 @@ __all__ = [
     "DelayForwarder",
     "FatalSendError",
     "ForwarderFailedError",
+    "InvalidMessageError",
     "InvalidNameError",
     "MalformedHeaderError",
     "Message",
@@ -57,3 +116,16 @@ __all__ = [
     "Spool",
     "TopologyError",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -37,7 +37,8 @@ QUARANTINE_REASON = "QUARANTINE_REASON"
 
 KEY_SEPARATOR = " "
 
-Headers = list[tuple[str, bytes]]
+#: Kafka headers as records carry them (``OutgoingRecord.headers``; None = no value).
+Headers = list[tuple[str, bytes | None]]
 
 # ASCII digits only: int() alone would also take " 7", "1_000" and non-ASCII digits.
 _DECIMAL = re.compile(r"[+-]?[0-9]+")

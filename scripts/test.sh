@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one test command: set up .venv if missing, install the project with its dev extra,
-# lint, then run pytest with any arguments given (e.g. scripts/test.sh tests/unit -q).
+# lint and type-check, then run pytest with any arguments given (e.g. scripts/test.sh tests/unit -q).
 #
 # Which broker (tests/conftest.py has the details):
 # - RMQCOMPAT_BOOTSTRAP_SERVERS or RMQCOMPAT_TEST_BROKER set: one run, `pytest "$@"`, on
@@ -22,6 +22,8 @@ fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# mypy --strict on the installed package layout (see the script's docstring).
+.venv/bin/python scripts/typecheck.py
 
 # The pytest script, not `python -m pytest`: the latter puts the repo root on sys.path and
 # would import rmqcompat from the source tree instead of the installed package mapping.

@@ -27,7 +27,7 @@ from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
 from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.errors import ConfigError, InvalidNameError, MalformedHeaderError
-from rmqcompat.forwarder.schedule import corrected_due
+from rmqcompat.forwarder.schedule import corrected_due, is_due
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic, validate_topic
@@ -84,7 +84,7 @@ class Planner:
             partition = _partition(parking.real_qid(properties))
         except _BAD_RECORD as exc:
             return self._quarantine(record, exc)
-        if due > now_ms:
+        if not is_due(due, now_ms):
             return Wait(due)
         kept = [h for h in headers or () if h[0] not in parking.RELEASE_STRIPS]
         value, key = record.value() or b"", record.key()
@@ -107,7 +107,7 @@ class Planner:
             real_topic = to_kafka_topic(released.real_topic, self._namespace)
         except _BAD_RECORD as exc:
             return self._quarantine(record, exc)
-        if due > now:
+        if not is_due(due, now):
             return Wait(due)
         value = record.value() or b""
         if released.next_level is None:

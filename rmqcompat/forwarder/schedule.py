@@ -32,6 +32,7 @@ def corrected_due(due_ms: int, now_ms: int, level_delay_ms: int) -> int:
 
 
 def is_due(due_ms: int, now_ms: int) -> bool:
+    """Whether a record due at ``due_ms`` may be delivered at ``now_ms`` (never early)."""
     return due_ms <= now_ms
 
 

@@ -10,6 +10,7 @@ Entries hold message bodies: files are created 0600 and a directory the spool cr
 from __future__ import annotations
 
 import base64
+import builtins
 import json
 import logging
 import os
@@ -158,7 +159,8 @@ class Spool:
             log.warning("%s", problem)
         return entries
 
-    def paths(self) -> list[Path]:
+    # builtins.list: in this class body ``list`` is the method above.
+    def paths(self) -> builtins.list[Path]:
         if not self.directory.is_dir():
             return []
         return sorted(

@@ -69,7 +69,7 @@ class Submitter:
                 physical,
                 msg.body_bytes(),
                 encode_key(key),
-                headers,  # type: ignore[arg-type]
+                headers,
                 msg_id,
                 msg.topic,
                 msg,

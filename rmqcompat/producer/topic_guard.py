@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
@@ -15,6 +16,9 @@ from rmqcompat.config import ClientConfig
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopicSpec
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import ClusterMetadata
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +62,8 @@ class TopicGuard:
         if physical in self._known:
             return None
         try:
-            topic = producer.list_topics(physical, timeout=self._wait_s(deadline))
+            # The stub says Any; librdkafka's producer returns the admin ClusterMetadata.
+            topic: ClusterMetadata = producer.list_topics(physical, timeout=self._wait_s(deadline))
         except (KafkaException, _NoTimeLeft) as exc:
             log.warning("metadata for topic %s unavailable: %s", physical, exc)
             self._known.add(physical)
