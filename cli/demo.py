@@ -21,6 +21,7 @@ from rmqcompat.forwarder import DelayForwarder
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.producer import DefaultMQProducer
 from rmqcompat.properties import RETRY_TOPIC
+from rmqcompat.retry import retry_level
 from rmqcompat.topics.delay_levels import DelayLevels, format_duration_ms
 from rmqcompat.topics.naming import dlq_topic
 from rmqcompat.topics.provision import ensure_topics
@@ -94,7 +95,7 @@ class DemoListener:
     def _failure_line(self, order: str, reconsume_times: int) -> str:
         if reconsume_times >= MAX_RECONSUME_TIMES:
             return f"  {order}: failed (attempt {reconsume_times + 1}) -> dead-letter topic"
-        level = self._levels.retry_level(reconsume_times)
+        level = retry_level(self._levels, reconsume_times)
         wait = format_duration_ms(self._levels.delay_ms(level))
         return (
             f"  {order}: failed (attempt {reconsume_times + 1}) -> retry on delay level "

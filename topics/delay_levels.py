@@ -10,9 +10,6 @@ from rmqcompat.topics.naming import SCHEDULE_PREFIX, delay_topic, to_kafka_topic
 
 DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
-#: RocketMQ's first retry waits level 3; retry n waits level ``3 + (n - 1)``.
-FIRST_RETRY_LEVEL = 3
-
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _TOKEN = re.compile(r"([0-9]+)(ms|s|m|h|d)")
 
@@ -113,10 +110,6 @@ class DelayLevels:
     @property
     def _positive(self) -> list[int]:
         return [ms for ms in self.durations_ms if ms > 0]
-
-    def retry_level(self, reconsume_times: int) -> int:
-        """RocketMQ's level for a message that already failed ``reconsume_times`` times."""
-        return min(FIRST_RETRY_LEVEL + reconsume_times, self.max_level)
 
     def hop_level(self, remaining_ms: int) -> int | None:
         """The level of the longest delay that still fits in ``remaining_ms``; None if none.

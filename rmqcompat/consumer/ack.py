@@ -27,6 +27,19 @@ def effective_ack_index(status: ConsumeConcurrentlyStatus, ack_index: int, size:
     return min(ack_index, size - 1)
 
 
+def all_succeeded(
+    status: ConsumeConcurrentlyStatus, ack_index: int, size: int, failed_indexes: Iterable[int]
+) -> bool:
+    """True only if :func:`split_batch` fails nothing: the settle fast path asks this
+    without building the split (it runs once per batch). Conservative: with any
+    ``failed_indexes`` it says False and leaves the decision to :func:`split_batch`."""
+    return (
+        status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        and ack_index >= size - 1
+        and not failed_indexes
+    )
+
+
 def split_batch(
     status: ConsumeConcurrentlyStatus,
     ack_index: int,

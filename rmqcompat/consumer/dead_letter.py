@@ -20,11 +20,10 @@ from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.message import MessageExt
 from rmqcompat.producer.failures import is_retriable
+from rmqcompat.retry import DLQ_NOW
 
 _log = logging.getLogger("rmqcompat.consumer")
 
-#: A negative delay level routes to the DLQ (or discards, when dead-lettering is off).
-DLQ_NOW = -1
 #: Seconds between attempts for a message the DLQ refused for good (each one logs an error).
 STUCK_RETRY_S = 60.0
 
@@ -68,12 +67,10 @@ class DirectDeadLetter:
         self, batch: ConsumeBatch, msg: MessageExt, reconsume_times: int, err: KafkaError | None
     ) -> None:
         self.pending -= 1
-        state = self._partitions.get(batch.key)
         offset = msg.queue_offset
         if err is None:
             batch.pq.remove(offset)
-            if state is not None:
-                state.stuck.pop(offset, None)
+            self._partitions.unstick(batch.key, offset)
             return
         if is_retriable(err):
             self._later(lambda: self._attempt(batch, msg, reconsume_times), self._retry_s)
@@ -88,6 +85,5 @@ class DirectDeadLetter:
             err.str(),
             STUCK_RETRY_S,
         )
-        if state is not None and state.pq is batch.pq:
-            state.stuck[offset] = (msg.msg_id, err.str())
+        self._partitions.mark_stuck(batch.key, batch.pq, offset, msg.msg_id, err.str())
         self._later(lambda: self._attempt(batch, msg, reconsume_times), STUCK_RETRY_S)

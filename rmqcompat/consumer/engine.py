@@ -188,3 +188,4 @@ class Engine:
         self._sink.flush(min(5.0, self.settings.send_back_timeout_s))
         self._settle_results()
         self.partitions.commit(asynchronous=False)
+        self._sink.close()

@@ -31,9 +31,10 @@ class MessageModel(enum.Enum):
 
 
 class ConsumeFromWhere(enum.Enum):
-    """Where a group with no stored offset starts on a business topic.
+    """Where a group with no stored offset starts (:mod:`~rmqcompat.consumer.positions`).
 
-    Retry topics always start from their beginning (they only hold the group's retries).
+    A young partition starts at 0 under every policy (RocketMQ's broker rule). A retry
+    topic starts at its beginning, or at its end under TIMESTAMP (as in RocketMQ).
     """
 
     CONSUME_FROM_LAST_OFFSET = "CONSUME_FROM_LAST_OFFSET"
@@ -87,7 +88,7 @@ def as_callable(listener: object) -> ListenerFn:
     if callable(method):
         return method  # type: ignore[no-any-return]
     if callable(listener):
-        return listener  # type: ignore[return-value]
+        return listener
     raise TypeError("a listener is a callable (msgs, context) or has consume_message(msgs, ctx)")
 
 

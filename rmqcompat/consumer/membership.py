@@ -14,13 +14,23 @@ fails, and a partition the consumer did not register would be fetched and ignore
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Mapping
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping
+from functools import partial
+from typing import TypeVar
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaException, TopicPartition
 
+from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.consumer.listener import ConsumeFromWhere
 from rmqcompat.consumer.partitions import Key, Partitions
-from rmqcompat.consumer.positions import resolve, start_positions
+from rmqcompat.consumer.positions import (
+    Watermarks,
+    YoungQueue,
+    default_timestamp_ms,
+    resolve,
+    start_positions,
+)
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.message import MessageQueue
@@ -30,8 +40,13 @@ _log = logging.getLogger("rmqcompat.consumer")
 METADATA_TIMEOUT_S = 30.0
 #: a periodic rediscovery must not hold up the poll loop for long; it retries next round
 DISCOVERY_TIMEOUT_S = 1.0
-#: committed() is asked this often before the consumer lets librdkafka pick the start.
+#: Offset lookups (committed offsets, watermarks) are asked this often before the consumer
+#: lets librdkafka pick the start.
 LOOKUP_ATTEMPTS = 3
+#: Pause before the n-th retry: n x this.
+_RETRY_PAUSE_S = 0.2
+
+_T = TypeVar("_T")
 
 
 class Membership:
@@ -43,12 +58,15 @@ class Membership:
         subscriptions: Subscriptions,
         partitions: Partitions,
         incremental: bool,
+        now_ms: Clock = epoch_ms,
     ) -> None:
         self._settings = settings
         self._subs = subscriptions
         self._partitions = partitions
         self._incremental = incremental
         self._stored: Mapping[Key, int] = {}  # BROADCASTING: the offset file read at start
+        self._now_ms = now_ms
+        self._timestamp_ms = default_timestamp_ms(settings.consume_timestamp_ms, now_ms())
 
     def on_assign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         try:
@@ -112,17 +130,16 @@ class Membership:
         ``from_where`` overrides ``consume_from_where`` for partitions without a stored
         offset.
         """
+        watermarks = partial(_watermarks, consumer)
         logical = start_positions(
             tps,
             stored,
             from_where or self._settings.consume_from_where,
             {self._subs.own_retry_physical},
             lambda lookups: self._by_time(consumer, lookups),
+            self._young(consumer, watermarks),
         )
-        positions = resolve(
-            logical,
-            lambda tp: consumer.get_watermark_offsets(tp, METADATA_TIMEOUT_S, cached=False),
-        )
+        positions = resolve(logical, watermarks)
         self._register(positions, stored)
         _log.info("group %s starts %s", self._group, _describe(positions))
         return positions
@@ -137,9 +154,18 @@ class Membership:
             self._partitions.add(key, queue, tp.offset, durable=durable)
 
     def _by_time(self, consumer: Consumer, tps: list[TopicPartition]) -> list[TopicPartition]:
-        stamp = self._settings.consume_timestamp_ms or 0
-        query = [TopicPartition(tp.topic, tp.partition, stamp) for tp in tps]
+        query = [TopicPartition(tp.topic, tp.partition, self._timestamp_ms) for tp in tps]
         return list(consumer.offsets_for_times(query, timeout=METADATA_TIMEOUT_S))
+
+    def _young(self, consumer: Consumer, watermarks: Watermarks) -> YoungQueue:
+        s = self._settings
+        return YoungQueue(
+            s.young_queue_max_messages,
+            int(s.young_queue_max_age_s * 1000),
+            watermarks,
+            partial(_offset_at_time, consumer),
+            self._now_ms,
+        )
 
     def assign_all(self, consumer: Consumer, stored: Mapping[Key, int]) -> None:
         """BROADCASTING: read every partition of every subscribed topic."""
@@ -204,16 +230,43 @@ def _stored(consumer: Consumer, tps: list[TopicPartition]) -> dict[Key, int]:
     """The group's committed offsets; a timed-out lookup is retried (raises when all fail)."""
     if not tps:
         return {}
+    committed = _with_retries(
+        "committed offsets lookup", lambda: consumer.committed(tps, timeout=METADATA_TIMEOUT_S)
+    )
+    return {(tp.topic, tp.partition): tp.offset for tp in committed}
+
+
+def _watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
+    low, high = _with_retries(
+        f"watermarks of {tp.topic}[{tp.partition}]",
+        lambda: consumer.get_watermark_offsets(tp, METADATA_TIMEOUT_S, cached=False),
+    )
+    return low, high
+
+
+def _with_retries(what: str, lookup: Callable[[], _T]) -> _T:
+    """``lookup()``, tried up to :data:`LOOKUP_ATTEMPTS` times (raises when all fail).
+
+    Apache Kafka answers NOT_LEADER_FOR_PARTITION for a moment after a topic was created
+    even once its metadata names a leader (seen in the consume benchmark's first lookup);
+    a timed-out lookup may also succeed the next time.
+    """
     attempt = 1
     while True:
         try:
-            committed = consumer.committed(tps, timeout=METADATA_TIMEOUT_S)
-            return {(tp.topic, tp.partition): tp.offset for tp in committed}
+            return lookup()
         except KafkaException as exc:
             if attempt >= LOOKUP_ATTEMPTS:
                 raise
-            _log.warning("committed offsets lookup failed (attempt %d): %s", attempt, exc)
+            _log.warning("%s failed (attempt %d): %s", what, attempt, exc)
+            time.sleep(_RETRY_PAUSE_S * attempt)
             attempt += 1
+
+
+def _offset_at_time(consumer: Consumer, tp: TopicPartition, stamp_ms: int) -> int:
+    query = [TopicPartition(tp.topic, tp.partition, stamp_ms)]
+    offset: int = consumer.offsets_for_times(query, timeout=METADATA_TIMEOUT_S)[0].offset
+    return offset
 
 
 def _describe(tps: list[TopicPartition]) -> str:

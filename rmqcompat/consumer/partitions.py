@@ -36,6 +36,11 @@ class PartitionState:
     consume_failed: int = 0
     consume_timeouts: int = 0
 
+    def stuck_now(self) -> list[tuple[str, str]]:
+        """``stuck`` entries still in flight (one consumed successfully since is gone)."""
+        pq = self.pq
+        return [entry for offset, entry in list(self.stuck.items()) if offset in pq]
+
 
 class Partitions:
     """The assigned partitions; owned by the poll thread (rebalance callbacks run there too).
@@ -143,11 +148,22 @@ class Partitions:
         for key, offset in moved.items():
             self._states[key].committed = offset
 
+    def mark_stuck(self, key: Key, pq: ProcessQueue, offset: int, msg_id: str, cause: str) -> None:
+        """List the message at ``offset`` as stuck, unless ``pq`` is no longer ``key``'s."""
+        state = self._states.get(key)
+        if state is not None and state.pq is pq:
+            state.stuck[offset] = (msg_id, cause)
+
+    def unstick(self, key: Key, offset: int) -> None:
+        state = self._states.get(key)
+        if state is not None:
+            state.stuck.pop(offset, None)
+
     def stuck(self) -> dict[str, str]:
         """Message id -> cause of every stuck message (safe to call from any thread)."""
         out: dict[str, str] = {}
         for state in list(self._states.values()):
-            out.update(state.stuck.values())
+            out.update(state.stuck_now())
         return out
 
     def stats(self) -> dict[Key, dict[str, int | bool]]:
@@ -164,7 +180,7 @@ class Partitions:
                 "pauses": s.pauses,
                 "max_count": s.max_count,
                 "committed": s.committed,
-                "stuck": len(s.stuck),
+                "stuck": len(s.stuck_now()),
                 "consume_ok": s.consume_ok,
                 "consume_failed": s.consume_failed,
                 "consume_timeouts": s.consume_timeouts,

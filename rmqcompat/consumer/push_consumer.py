@@ -9,6 +9,7 @@ from typing import Any
 
 from confluent_kafka import Consumer
 
+from rmqcompat.broker_contact import BrokerContact
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.dispatch import WorkerPool
 from rmqcompat.consumer.engine import Engine
@@ -82,6 +83,7 @@ class DefaultMQPushConsumer(Lifecycle):
         self._consumer: Consumer | None = None
         self._pool: WorkerPool | None = None
         self._error: BaseException | None = None
+        self._contact: BrokerContact | None = None
         self._state = "created"
 
     def subscribe(self, topic: str, expression: str = "*") -> None:
@@ -114,8 +116,9 @@ class DefaultMQPushConsumer(Lifecycle):
             s.client.librdkafka("admin"), internal_topics(s, self._topology), s.client.namespace
         )
         self._pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
-        consumer, partitions, membership = self._connect()
-        sink = RecordSink(producer_config(s))
+        self._contact = BrokerContact(s.broker_contact_timeout_s)
+        consumer, partitions, membership = self._connect(self._contact)
+        sink = RecordSink(self._contact.observe(producer_config(s)))
         self._engine = Engine(
             s,
             self._subs,
@@ -132,19 +135,20 @@ class DefaultMQPushConsumer(Lifecycle):
         self._state = "started"
         self._thread.start()
 
-    def _connect(self) -> tuple[Consumer, Partitions, Membership]:
+    def _connect(self, contact: BrokerContact) -> tuple[Consumer, Partitions, Membership]:
         s = self.settings
+        config = contact.observe(consumer_config(s))
         incremental = "cooperative" in str(
             s.client.kafka_config.get("partition.assignment.strategy", "")
         )
         if s.broadcasting:
             store = LocalFileOffsetStore(s.offset_file())
             partitions = Partitions(s, file_writer(store))
-            consumer = Consumer(consumer_config(s))
+            consumer = Consumer(config)
             m = Membership(s, self._subs, partitions, False)
             m.assign_all(consumer, store.load())
         else:
-            consumer = Consumer(consumer_config(s))
+            consumer = Consumer(config)
             partitions = Partitions(s, commit_writer(consumer))
             m = Membership(s, self._subs, partitions, incremental)
             consumer.subscribe(
@@ -165,15 +169,29 @@ class DefaultMQPushConsumer(Lifecycle):
             self._error = exc
 
     def healthy(self) -> bool:
-        """True while started, the poll thread runs and no message is stuck (refused by
-        the retry path and the DLQ alike, see :meth:`stuck_messages`)."""
-        thread = self._thread
-        alive = self._state == "started" and thread is not None and thread.is_alive()
-        return alive and self._error is None and not self.stuck_messages()
+        """True while :meth:`unhealthy_reason` finds nothing wrong."""
+        return self.unhealthy_reason() is None
+
+    def unhealthy_reason(self) -> str | None:
+        """Why the consumer is unhealthy, or None: not started, the poll thread stopped,
+        a message is stuck (see :meth:`stuck_messages`), or no broker answered for
+        ``broker_contact_timeout_s`` (healthy again once one does)."""
+        thread, contact = self._thread, self._contact
+        if self._state != "started" or thread is None or contact is None:
+            return f"the consumer is {self._state}"
+        if self._error is not None or not thread.is_alive():
+            return f"the poll thread stopped: {self._error!r}"
+        stuck = self.stuck_messages()
+        if stuck:
+            msg_id, cause = next(iter(stuck.items()))
+            return f"{len(stuck)} message(s) stuck, e.g. {msg_id}: {cause}"
+        return contact.unhealthy_reason()
 
     def stuck_messages(self) -> dict[str, str]:
-        """Message id -> cause, for messages kept in flight because neither send-back nor
-        dead-lettering could take them (retried every minute; each attempt logs an error)."""
+        """Message id -> cause, for messages kept in flight and re-tried without success:
+        refused by the retry path and the DLQ alike (retried every minute; each attempt
+        logs an error), or whose send-back failed several times in a row (re-consumed
+        locally meanwhile). An entry goes once the message is sent back or consumed."""
         if self._engine is None:
             return {}
         return self._engine.partitions.stuck()

@@ -1,6 +1,6 @@
 """The send-back step: a failed message goes to its next stop (SEMANTICS section 4).
 
-``routing.route_failed`` decides where; the message is parked on a delay-level topic
+``rmqcompat.retry.route_failed`` decides where; the message is parked on a delay-level topic
 (bound for ``%RETRY%<group>``) or produced straight to the physical ``%DLQ%<group>``
 topic, or discarded when dead-lettering is off. Completion is reported through a
 callback driven by the producer's delivery report, so the caller releases the message
@@ -19,8 +19,8 @@ from rmqcompat import properties as props
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.message import MessageExt
 from rmqcompat.parking import park
-from rmqcompat.producer.failures import as_kafka_error
-from rmqcompat.routing import (
+from rmqcompat.producer.failures import as_kafka_error, needs_new_client
+from rmqcompat.retry import (
     Destination,
     DestinationKind,
     RetryPolicy,
@@ -42,30 +42,74 @@ class RecordSink:
     ``done`` runs on the thread that calls :meth:`poll` (the consumer's poll thread), or
     at once when ``produce`` itself refuses the record. Never raises on produce: a full
     local queue or a refused record is ``done(that error)``.
+
+    A client that became unusable (fenced, a fatal idempotence error: ``needs_new_client``)
+    is replaced by a new one from ``factory``, as the producer does, so the send-backs that
+    failed on it succeed when they are tried again; the old client is polled until its
+    last delivery report came.
     """
 
-    def __init__(self, settings: dict[str, Any]) -> None:
-        self._producer = Producer(settings)
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        factory: Callable[[dict[str, Any]], Producer] | None = None,
+    ) -> None:
+        self._settings = settings
+        self._factory = factory or Producer
+        self._producer = self._factory(settings)
+        self._retired: list[Producer] = []
+        self.replacements = 0
 
     def produce(self, record: OutgoingRecord, done: Done) -> None:
+        producer = self._producer
+
         def report(err: KafkaError | None, _msg: object) -> None:
             if err is not None:
-                _log.error("could not produce to %s: %s", record.topic, err)
+                self._failed(producer, record, err)
             done(err)
 
         try:
-            self._producer.produce(
-                record.topic, record.value, record.key, headers=record.headers, on_delivery=report
+            producer.produce(
+                record.topic,
+                record.value,
+                record.key,
+                headers=record.headers,  # type: ignore[arg-type]  # stub's list is invariant
+                on_delivery=report,
             )
         except (BufferError, KafkaException) as exc:
-            _log.error("could not produce to %s: %s", record.topic, exc)
-            done(as_kafka_error(exc))
+            error = as_kafka_error(exc)
+            self._failed(producer, record, error)
+            done(error)
+
+    def _failed(self, producer: Producer, record: OutgoingRecord, err: KafkaError) -> None:
+        _log.error("could not produce to %s: %s", record.topic, err)
+        if needs_new_client(err) and producer is self._producer:
+            _log.warning("the send-back producer became unusable (%s); replacing it", err)
+            self._retired.append(producer)
+            self._producer = self._factory(self._settings)
+            self.replacements += 1
 
     def poll(self) -> None:
         self._producer.poll(0)
+        for old in list(self._retired):
+            if old.poll(0) == 0 and len(old) == 0:  # every report served: done with it
+                self._retired.remove(old)
+                old.close()
 
     def flush(self, timeout_s: float) -> int:
+        for old in self._retired:
+            old.flush(0)
         return self._producer.flush(timeout_s)
+
+    def close(self) -> None:
+        """Close every client, after the last :meth:`flush`. What is still queued is
+        dropped, not lost: its message never left the process queue, so its offset stays
+        uncommitted and it is consumed again. Never blocks on an unreachable broker."""
+        for producer in (*self._retired, self._producer):
+            producer.purge()
+            producer.poll(0)  # serves the purged records' reports
+            producer.close()
+        self._retired.clear()
 
 
 class SendBack:

@@ -8,19 +8,16 @@ from pathlib import Path
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel
-from rmqcompat.errors import ConfigError, InvalidNameError
-from rmqcompat.routing import (
+from rmqcompat.errors import ConfigError
+from rmqcompat.retry import (
     DEFAULT_MAX_RECONSUME_TIMES,
     USE_DEFAULT_MAX,
     RetryPolicy,
     max_reconsume_times_of,
 )
-from rmqcompat.topics.naming import RETRY_PREFIX, TOPIC_MAX_LENGTH, validate_group
+from rmqcompat.topics.naming import validate_consumer_group
 
 MIB = 1024 * 1024
-#: ``%RETRY%<group>`` is a topic (at most 127 characters), so a group has at most 120;
-#: RocketMQ has the same effective limit.
-CONSUMER_GROUP_MAX_LENGTH = TOPIC_MAX_LENGTH - len(RETRY_PREFIX)
 DEFAULT_OFFSET_STORE_DIR = Path.home() / ".rmqcompat_offsets"
 
 
@@ -45,6 +42,15 @@ class ConsumerSettings:
     ``max_reconsume_times`` of -1 means the default, 16 (as RocketMQ's).
     ``broadcast_rediscover_interval_s`` is how often a BROADCASTING consumer looks for
     partitions added to its topics (RocketMQ re-balances every 20 s).
+    ``consume_timestamp_ms`` (CONSUME_FROM_TIMESTAMP) defaults to 30 minutes before
+    ``start()``, as RocketMQ's ``consumeTimestamp``.
+    ``young_queue_max_messages`` / ``young_queue_max_age_s``: a group with no stored
+    offset starts at 0, whatever ``consume_from_where``, on a partition whose log start is
+    0, holding at most that many records, whose first record is at most that old
+    (RocketMQ's young-queue rule, :class:`~rmqcompat.consumer.positions.YoungQueue`);
+    ``young_queue_max_messages=0`` switches the rule off.
+    ``broker_contact_timeout_s``: :meth:`healthy` turns False after this long without a
+    response from any broker (:mod:`~rmqcompat.broker_contact`).
 
     Raises:
         ConfigError / InvalidNameError: a setting is invalid.
@@ -71,15 +77,12 @@ class ConsumerSettings:
     pull_batch_size: int = 500
     await_termination_s: float = 10.0
     broadcast_rediscover_interval_s: float = 20.0
+    young_queue_max_messages: int = 10_000
+    young_queue_max_age_s: float = 300.0
+    broker_contact_timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
-        validate_group(self.group)
-        if len(self.group) > CONSUMER_GROUP_MAX_LENGTH:
-            raise InvalidNameError(
-                f"consumer group {self.group[:20]}... has {len(self.group)} characters; at "
-                f"most {CONSUMER_GROUP_MAX_LENGTH} are allowed, because its retry topic "
-                f"{RETRY_PREFIX}<group> must be a legal topic name (<= {TOPIC_MAX_LENGTH})"
-            )
+        validate_consumer_group(self.group)
         _check(
             1 <= self.consume_message_batch_max_size <= 1024,
             "consume_message_batch_max_size",
@@ -114,12 +117,9 @@ class ConsumerSettings:
         _check(self.await_termination_s >= 0, "await_termination_s", ">= 0")
         _check(self.broadcast_rediscover_interval_s > 0, "broadcast_rediscover_interval_s", "> 0")
         _check(1 <= self.pull_batch_size <= 100_000, "pull_batch_size", "1..100000")
-        if self.consume_from_where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
-            _check(
-                self.consume_timestamp_ms is not None,
-                "consume_timestamp_ms",
-                "set for CONSUME_FROM_TIMESTAMP",
-            )
+        _check(self.young_queue_max_messages >= 0, "young_queue_max_messages", ">= 0")
+        _check(self.young_queue_max_age_s >= 0, "young_queue_max_age_s", ">= 0")
+        _check(self.broker_contact_timeout_s > 0, "broker_contact_timeout_s", "> 0")
 
     @property
     def consume_timeout_s(self) -> float:

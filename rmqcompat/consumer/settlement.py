@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError
 
-from rmqcompat.consumer.ack import split_batch
+from rmqcompat.consumer.ack import all_succeeded, split_batch
 from rmqcompat.consumer.dead_letter import DirectDeadLetter
 from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
 from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
@@ -27,12 +27,15 @@ from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.message import MessageExt
 from rmqcompat.producer.failures import is_retriable
+from rmqcompat.retry import CONSUME_TIMEOUT_LEVEL
 
 _log = logging.getLogger("rmqcompat.consumer")
 
-#: RocketMQ's ``cleanExpireMsg`` sends a timed-out message back on this level.
-TIMEOUT_DELAY_LEVEL = 3
-_SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+#: A message whose send-back failed this many times in a row is listed as stuck (with
+#: RocketMQ's 5 s re-consume delay, after about 15 s): it is re-consumed locally, its
+#: partition's offset cannot pass it, and more attempts are not expected to help by
+#: themselves.
+STUCK_AFTER_FAILED_SEND_BACKS = 3
 
 
 #: A failed message and its stored reconsume count (what send-back routes by).
@@ -45,6 +48,7 @@ class _Round:
 
     remaining: int
     failed: list[_Failed] = field(default_factory=list)
+    error: KafkaError | None = None  # the last passing failure
 
 
 class Settlement:
@@ -98,11 +102,7 @@ class Settlement:
             if status is None or context is None or state is None:
                 continue  # the partition was revoked: its new owner consumes these again
             msgs = batch.messages
-            if (
-                status is _SUCCESS
-                and context.ack_index >= len(msgs) - 1
-                and not context.failed_indexes
-            ):  # everything succeeded: what split_batch would say, without building it
+            if all_succeeded(status, context.ack_index, len(msgs), context.failed_indexes):
                 state.consume_ok += len(msgs)
                 if len(msgs) == 1:
                     batch.pq.remove(msgs[0].queue_offset)
@@ -161,26 +161,36 @@ class Settlement:
             round_.remaining -= 1
             if err is None:
                 batch.pq.remove(msg.queue_offset)
+                self._partitions.unstick(batch.key, msg.queue_offset)
             elif is_retriable(err):
                 round_.failed.append((msg, stored))
+                round_.error = err
             else:  # consuming it again would only fail the same way, forever
                 self._dlq.send(batch, msg, stored, err)
-            if round_.remaining == 0 and round_.failed:
-                self._consume_later(batch, round_.failed)
+            if round_.remaining == 0 and round_.error is not None:
+                self._consume_later(batch, round_.failed, round_.error)
 
         return done
 
-    def _consume_later(self, batch: ConsumeBatch, failed: list[_Failed]) -> None:
+    def _consume_later(self, batch: ConsumeBatch, failed: list[_Failed], err: KafkaError) -> None:
         """RocketMQ's fallback: the listener sees ``reconsume_times + 1``; the stored count
-        (what a later send-back routes by) stays."""
+        (what a later send-back routes by) stays, so their difference counts the send-backs
+        that failed in a row. From :data:`STUCK_AFTER_FAILED_SEND_BACKS` on, the message is
+        listed as stuck (until a send-back or a consume succeeds)."""
         _log.warning(
             "send-back failed; consuming again locally in %.1f s (group=%s, msg_ids=%s)",
             self._settings.send_back_failure_delay_s,
             self._settings.group,
             ",".join(m.msg_id for m, _ in failed),
         )
-        for msg, _ in failed:
+        for msg, stored in failed:
             msg.reconsume_times += 1
+            failures = msg.reconsume_times - stored
+            if failures >= STUCK_AFTER_FAILED_SEND_BACKS:
+                cause = f"send-back failed {failures} times in a row ({err.name()}: {err.str()})"
+                self._partitions.mark_stuck(
+                    batch.key, batch.pq, msg.queue_offset, msg.msg_id, cause
+                )
 
         def resubmit() -> None:
             if batch.pq.dropped:
@@ -233,6 +243,6 @@ class Settlement:
                 batch.queue.queue_id,
             )
             if self._settings.broadcasting:
-                self._failed(batch, msgs, TIMEOUT_DELAY_LEVEL)
+                self._failed(batch, msgs, CONSUME_TIMEOUT_LEVEL)
             else:
-                self._send_back(batch, msgs, TIMEOUT_DELAY_LEVEL)
+                self._send_back(batch, msgs, CONSUME_TIMEOUT_LEVEL)

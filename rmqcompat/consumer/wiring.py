@@ -61,7 +61,10 @@ def _on_commit(err: KafkaError | None, tps: list[TopicPartition]) -> None:
 def commit_writer(consumer: Consumer) -> OffsetWriter:
     def write(offsets: dict[Key, int], asynchronous: bool) -> None:
         tps = [TopicPartition(topic, part, off) for (topic, part), off in offsets.items()]
-        consumer.commit(offsets=tps, asynchronous=asynchronous)
+        if asynchronous:
+            consumer.commit(offsets=tps, asynchronous=True)
+        else:
+            consumer.commit(offsets=tps, asynchronous=False)
 
     return write
 

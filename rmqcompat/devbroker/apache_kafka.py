@@ -142,14 +142,7 @@ def _resolve_into(jars: Path) -> None:
         pom.write_text(template.replace("@KAFKA_VERSION@", KAFKA_VERSION), encoding="utf-8")
         argv = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies"]
         try:
-            result = subprocess.run(  # noqa: S603 - fixed argv, no shell
-                argv,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=_RESOLVE_TIMEOUT_S,
-                check=False,
-            )
+            result = _run(argv, _RESOLVE_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:
             raise KafkaRuntimeError(
                 f"fetching Apache Kafka {KAFKA_VERSION} from Maven Central took over "
@@ -244,15 +237,7 @@ def _format(java: str, jars: Path, config: Path) -> None:
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
     argv = [java, *_jvm_options(), "-cp", _classpath(jars), "kafka.tools.StorageTool"]
     argv += ["format", "-t", cluster_id, "-c", str(config)]
-    result = subprocess.run(  # noqa: S603 - fixed argv, no shell
-        argv,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=_FORMAT_TIMEOUT_S,
-        check=False,
-        env=child_env(),
-    )
+    result = _run(argv, _FORMAT_TIMEOUT_S)
     if result.returncode != 0:
         raise KafkaRuntimeError(
             f"formatting the Kafka log dir failed (exit {result.returncode}): "
@@ -276,14 +261,7 @@ def _classpath(jars: Path) -> str:
 
 def _java_major(java: str) -> int:
     try:
-        probe = subprocess.run(  # noqa: S603 - fixed argv, no shell
-            [java, "-version"],
-            capture_output=True,
-            text=True,
-            timeout=_JAVA_PROBE_TIMEOUT_S,
-            check=False,
-            env=child_env(),
-        )
+        probe = _run([java, "-version"], _JAVA_PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise KafkaRuntimeError(f"cannot run {java} -version: {exc}; {_INSTALL_JAVA}") from exc
     match = _JAVA_VERSION.search(probe.stderr + probe.stdout)
@@ -292,6 +270,20 @@ def _java_major(java: str) -> int:
     major = int(match.group(1))
     # Java 8 and older call themselves "1.8".
     return int(match.group(2) or 0) if major == 1 else major
+
+
+def _run(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """Run a tool to its end with our environment minus :data:`HIDDEN_ENV`; its output is
+    captured as text (the caller reads the exit code)."""
+    return subprocess.run(  # noqa: S603 - fixed argv, no shell
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        env=child_env(),
+    )
 
 
 def _last_lines(text: str, count: int = 8) -> str:

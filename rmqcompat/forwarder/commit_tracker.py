@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 
 class PartitionOffsets:
@@ -53,22 +56,22 @@ class PartitionOffsets:
         self._committed = position if self._committed is None else max(position, self._committed)
 
 
-class CommitTracker:
+class CommitTracker(Generic[K]):
     """:class:`PartitionOffsets` per assigned partition, keyed by any hashable key."""
 
     def __init__(self) -> None:
-        self.partitions: dict[Hashable, PartitionOffsets] = {}
+        self.partitions: dict[K, PartitionOffsets] = {}
 
-    def assign(self, key: Hashable) -> PartitionOffsets:
+    def assign(self, key: K) -> PartitionOffsets:
         state = self.partitions[key] = PartitionOffsets()
         return state
 
-    def drop(self, key: Hashable) -> None:
+    def drop(self, key: K) -> None:
         self.partitions.pop(key, None)
 
-    def to_commit(self) -> dict[Hashable, int]:
+    def to_commit(self) -> dict[K, int]:
         """Positions that moved since they were last committed."""
-        out = {}
+        out: dict[K, int] = {}
         for key, state in self.partitions.items():
             position = state.uncommitted_position()
             if position is not None:

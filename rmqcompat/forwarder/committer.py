@@ -26,7 +26,7 @@ class Committer:
     def __init__(
         self,
         consumer: Consumer,
-        tracker: CommitTracker,
+        tracker: CommitTracker[Key],
         metrics: ForwarderMetrics,
         level_topics: dict[str, LevelTopic],
         interval_ms: int,
@@ -51,7 +51,10 @@ class Committer:
         if not offsets:
             return
         try:
-            self._consumer.commit(offsets=offsets, asynchronous=asynchronous)
+            if asynchronous:
+                self._consumer.commit(offsets=offsets, asynchronous=True)
+            else:
+                self._consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
             # Not fatal: the records stay uncommitted and may be forwarded again (at least once).
             log.warning("forwarder commit failed: %s", exc)

@@ -91,7 +91,8 @@ class Deliveries:
         while True:
             try:
                 self._producer.produce(
-                    record.topic, record.value, record.key, headers=record.headers,
+                    record.topic, record.value, record.key,
+                    headers=record.headers,  # type: ignore[arg-type]  # stub's list is invariant
                     partition=-1 if record.partition is None else record.partition,
                     on_delivery=callback,
                 )  # fmt: skip
@@ -113,11 +114,13 @@ class Deliveries:
         err: Any,
         _msg: Any,
     ) -> None:
-        if err is None:
-            lane.state.finish(source.offset())
-            self.tally.add(kind, lane.label)
+        if err is not None:
+            self._failed((lane, source, record, kind), err)
             return
-        self._failed((lane, source, record, kind), err)
+        offset = source.offset()
+        if offset is not None:  # always set on a fetched record
+            lane.state.finish(offset)
+        self.tally.add(kind, lane.label)
 
     def _failed(self, send: _Send, err: KafkaError) -> None:
         lane, source, record, kind = send
@@ -165,3 +168,11 @@ class Deliveries:
             for lane, source, record, kind in ready:
                 self.send(lane, source, record, kind)
             self._producer.flush(timeout_s)
+
+    def close(self) -> None:
+        """Close the producer, after the last :meth:`flush`. What is still queued is
+        dropped, not lost: its record's offset was never committed, so it is forwarded
+        again. Never blocks on an unreachable broker."""
+        self._producer.purge()
+        self._producer.poll(0)  # serves the purged records' reports
+        self._producer.close()

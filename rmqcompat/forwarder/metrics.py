@@ -2,8 +2,8 @@
 
 Each forwarder owns a private :class:`prometheus_client.CollectorRegistry`, so several
 forwarders in one process (tests, embedding apps) never clash. ``GET /metrics`` returns
-the text exposition; ``GET /health`` returns 200 while the health callback says the
-forwarder is running with a group assignment, else 503.
+the text exposition; ``GET /health`` returns 200 while the health callback finds nothing
+wrong, else 503 with the reason (not running, no assignment, no broker contact).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class LatenessHistogram(Collector):
     def collect(self) -> Iterator[HistogramMetricFamily]:
         with self._lock:
             counts, total = list(self._counts), self._sum
-        bounds = [*(floatToGoString(b) for b in self._bounds), "+Inf"]
+        bounds = [*(_go_float(b) for b in self._bounds), "+Inf"]
         cumulative = [sum(counts[: i + 1]) for i in range(len(counts))]
         yield HistogramMetricFamily(
             self.name,
@@ -185,6 +185,7 @@ class MetricsServer:
     Args:
         metrics: what ``/metrics`` renders.
         healthy: called per ``/health`` request; must be cheap and thread-safe.
+        reason: called when ``healthy`` said False, for the 503 body: why (None: unknown).
         host, port: where to listen (port 0 picks a free port; see :attr:`port`).
 
     Raises:
@@ -192,9 +193,14 @@ class MetricsServer:
     """
 
     def __init__(
-        self, metrics: ForwarderMetrics, healthy: Callable[[], bool], host: str, port: int
+        self,
+        metrics: ForwarderMetrics,
+        healthy: Callable[[], bool],
+        host: str,
+        port: int,
+        reason: Callable[[], str | None] = lambda: None,
     ) -> None:
-        handler = _handler(metrics, healthy)
+        handler = _handler(metrics, healthy, reason)
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
         self.port: int = self._server.server_address[1]
@@ -209,14 +215,19 @@ class MetricsServer:
         self._thread.join()
 
 
-def _handler(metrics: ForwarderMetrics, healthy: Callable[[], bool]) -> type:
+def _handler(
+    metrics: ForwarderMetrics, healthy: Callable[[], bool], reason: Callable[[], str | None]
+) -> type:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path.split("?")[0] == "/metrics":
                 self._reply(200, CONTENT_TYPE_LATEST, metrics.render())
             elif self.path.split("?")[0] == "/health":
-                ok = healthy()
-                self._reply(200 if ok else 503, "text/plain", b"ok\n" if ok else b"unhealthy\n")
+                if healthy():
+                    self._reply(200, "text/plain", b"ok\n")
+                else:
+                    why = reason() or "unknown reason"
+                    self._reply(503, "text/plain", f"unhealthy: {why}\n".encode())
             else:
                 self._reply(404, "text/plain", b"not found\n")
 
@@ -231,3 +242,10 @@ def _handler(metrics: ForwarderMetrics, healthy: Callable[[], bool]) -> type:
             pass  # scrapes every few seconds would flood stderr
 
     return Handler
+
+
+def _go_float(value: float) -> str:
+    """A bucket bound as the Prometheus text format writes it (the library's own helper is
+    untyped)."""
+    text: str = floatToGoString(value)  # type: ignore[no-untyped-call]
+    return text

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 #: How far beyond ``now + delay`` a due time must lie to count as a clock jump (then it is
 #: due now). Smaller excesses are clock skew between hosts and are waited out, so a head
@@ -36,7 +39,7 @@ def is_due(due_ms: int, now_ms: int) -> bool:
     return due_ms <= now_ms
 
 
-class WakeSchedule:
+class WakeSchedule(Generic[K]):
     """Wake-up times of paused partitions; one live entry per partition.
 
     ``wake(key, at_ms)`` replaces any earlier entry of ``key``; ``cancel`` drops it.
@@ -44,27 +47,27 @@ class WakeSchedule:
     """
 
     def __init__(self) -> None:
-        self._heap: list[tuple[int, int, Hashable]] = []
-        self._live: dict[Hashable, tuple[int, int]] = {}
+        self._heap: list[tuple[int, int, K]] = []
+        self._live: dict[K, tuple[int, int]] = {}
         self._seq = 0
 
-    def wake(self, key: Hashable, at_ms: int) -> None:
+    def wake(self, key: K, at_ms: int) -> None:
         self._seq += 1
         self._live[key] = (at_ms, self._seq)
         heapq.heappush(self._heap, (at_ms, self._seq, key))
 
-    def cancel(self, key: Hashable) -> None:
+    def cancel(self, key: K) -> None:
         self._live.pop(key, None)
 
-    def __contains__(self, key: Hashable) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._live
 
     def __len__(self) -> int:
         return len(self._live)
 
-    def pop_due(self, now_ms: int) -> list[Hashable]:
+    def pop_due(self, now_ms: int) -> list[K]:
         """Keys whose wake time is ``<= now_ms``, earliest first; they are removed."""
-        out = []
+        out: list[K] = []
         while self._heap and self._heap[0][0] <= now_ms:
             at_ms, seq, key = heapq.heappop(self._heap)
             if self._live.get(key) == (at_ms, seq):

@@ -14,6 +14,7 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient
 
+from rmqcompat.broker_contact import DEFAULT_BROKER_CONTACT_TIMEOUT_S, BrokerContact
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import ClientStateError, ConfigError, RmqCompatError
@@ -66,6 +67,10 @@ class DelayForwarder(Lifecycle):
             whichever cap is reached first pauses the partition (:mod:`.holding`).
         max_message_size: the largest body the namespace's producers accept (as theirs);
             sizes the forwarder's producer and the topics it creates.
+        broker_contact_timeout_s: unhealthy (:meth:`unhealthy_reason`, ``/health`` 503)
+            after this long without a response from any broker to its consumer or
+            producer (:mod:`rmqcompat.broker_contact`); healthy again when one
+            answers.
 
     Raises:
         ConfigError, InvalidNameError: invalid settings (before any I/O).
@@ -84,7 +89,13 @@ class DelayForwarder(Lifecycle):
         max_held_per_partition: int = DEFAULT_MAX_HELD,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_held_bytes_per_partition: int = DEFAULT_MAX_HELD_BYTES,
+        broker_contact_timeout_s: float = DEFAULT_BROKER_CONTACT_TIMEOUT_S,
     ) -> None:
+        if not broker_contact_timeout_s > 0:
+            raise ConfigError(
+                f"broker_contact_timeout_s must be > 0, not {broker_contact_timeout_s}"
+            )
+        self._contact_timeout_s = broker_contact_timeout_s
         self._hold = HoldLimits(max_held_per_partition, max_held_bytes_per_partition)
         if metrics_port is not None and not 0 <= metrics_port <= 65535:
             raise ConfigError(f"metrics_port must be in 0..65535, not {metrics_port}")
@@ -104,6 +115,7 @@ class DelayForwarder(Lifecycle):
         self._server: MetricsServer | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._contact: BrokerContact | None = None
 
     @property
     def group(self) -> str:
@@ -130,9 +142,11 @@ class DelayForwarder(Lifecycle):
         if self._thread is not None:
             raise ClientStateError("DelayForwarder.start() was already called")
         require_broker(self.config)
-        if self._metrics_addr[1] is not None:
-            host, port = self._metrics_addr
-            self._server = MetricsServer(self.metrics, self.healthy, host, port)
+        host, port = self._metrics_addr
+        if port is not None:
+            self._server = MetricsServer(
+                self.metrics, self.healthy, host, port, reason=self.unhealthy_reason
+            )
         try:
             admin_settings = self.config.librdkafka("admin")
             ensure_topics(
@@ -157,8 +171,9 @@ class DelayForwarder(Lifecycle):
 
     def _build_loop(self) -> ForwardLoop:
         loop_settings = LoopSettings(self.config.levels, self.config.namespace, hold=self._hold)
-        self._consumer = Consumer(fs.consumer_settings(self.config))
-        producer = Producer(fs.producer_settings(self.config))
+        contact = self._contact = BrokerContact(self._contact_timeout_s)
+        self._consumer = Consumer(contact.observe(fs.consumer_settings(self.config)))
+        producer = Producer(contact.observe(fs.producer_settings(self.config)))
         loop = ForwardLoop(self._consumer, producer, loop_settings, self.metrics, self._clock)
         self._consumer.subscribe(
             [level_topic_pattern(self.config.namespace)],
@@ -181,12 +196,23 @@ class DelayForwarder(Lifecycle):
         finally:
             loop.stopping = True
             consumer.close()
+            loop.close_producer()
 
     def healthy(self) -> bool:
-        """True while the poll thread runs and the group has given it an assignment."""
-        thread, loop = self._thread, self._loop
-        alive = thread is not None and thread.is_alive() and loop is not None
-        return bool(alive and loop.assigned and not loop.stopping)
+        """True while :meth:`unhealthy_reason` finds nothing wrong."""
+        return self.unhealthy_reason() is None
+
+    def unhealthy_reason(self) -> str | None:
+        """Why the forwarder is unhealthy, or None: not running, not assigned yet (or
+        stopping), or no broker answered for ``broker_contact_timeout_s``."""
+        thread, loop, contact = self._thread, self._loop, self._contact
+        if thread is None or loop is None or contact is None or not thread.is_alive():
+            return f"not running: {self._error!r}" if self._error else "not running"
+        if loop.stopping:
+            return "stopping"
+        if not loop.assigned:
+            return "no partition assignment from the group yet"
+        return contact.unhealthy_reason()
 
     def request_stop(self) -> None:
         """Ask the poll thread to stop; safe from signal handlers and other threads."""

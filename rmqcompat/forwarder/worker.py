@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import cast
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
@@ -29,6 +30,7 @@ from rmqcompat.forwarder.plan import Planner, Quarantine, Wait
 from rmqcompat.forwarder.schedule import WakeSchedule
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.wire import KafkaRecord
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ class ForwardLoop:
         self._metrics = metrics
         self._clock = clock
         self._planner = Planner(settings.levels, settings.namespace)
-        self._tracker = CommitTracker()
+        self._tracker: CommitTracker[Key] = CommitTracker()
         # Level topics seen in assignments (the subscription is a pattern), by Kafka name.
         self._topics: dict[str, LevelTopic] = {}
         self._out = Deliveries(
@@ -75,7 +77,7 @@ class ForwardLoop:
         self._lanes: dict[Key, Lane] = {}
         self._held: dict[Key, HeldRecords] = {}
         self._paused: set[Key] = set()
-        self._wakes = WakeSchedule()
+        self._wakes: WakeSchedule[Key] = WakeSchedule()
         self.assigned = False
         self.stopping = False
         self._fatal: KafkaError | None = None
@@ -110,10 +112,14 @@ class ForwardLoop:
         touched: set[Key] = set()
         partitions, paused = self._tracker.partitions, self._paused
         for msg in messages:
-            if msg.error():
-                self._consumer_error(msg.error())
+            err = msg.error()
+            if err is not None:
+                self._consumer_error(err)
                 continue
-            key = (msg.topic(), msg.partition())
+            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+            if topic is None or partition is None or offset is None:
+                continue  # not a record (the stub allows it; fetch returns records here)
+            key = (topic, partition)
             state = partitions.get(key)
             # A paused partition was moved back to its first record not held here, so a
             # record arriving now will be read again after it is resumed.
@@ -122,8 +128,10 @@ class ForwardLoop:
             held = self._held[key]
             if held.full:  # checked per record, so one consume batch cannot overshoot the caps
                 self._pause(key)
-            elif state.track(msg.offset()):
-                held.append(msg)
+            elif state.track(offset):
+                # a consumed record: its headers are (str, bytes | None) pairs, never the
+                # dict or str values confluent's stub allows for produce
+                held.append(cast(KafkaRecord, msg))
             touched.add(key)
         return touched
 
@@ -219,3 +227,8 @@ class ForwardLoop:
         self._out.flush(self._s.flush_timeout_s)
         self._out.tally.flush()
         self._committer.commit(list(self._tracker.partitions), asynchronous=False)
+
+    def close_producer(self) -> None:
+        """Close the producer; only after the consumer closed (its revoke callback still
+        flushes through the producer)."""
+        self._out.close()

@@ -1,6 +1,6 @@
 import pytest
 
-from rmqcompat.consumer.ack import split_batch
+from rmqcompat.consumer.ack import all_succeeded, split_batch
 from rmqcompat.consumer.listener import MAX_INT, ConsumeConcurrentlyStatus
 
 OK = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
@@ -24,6 +24,13 @@ def test_ack_index_rules(status, ack_index, size, ok, failed):
     outcome = split_batch(status, ack_index, size)
     assert outcome.ok == ok
     assert outcome.failed == failed
+    # the settle fast path's question gives the same answer as the split
+    assert all_succeeded(status, ack_index, size, ()) is (failed == ())
+
+
+@pytest.mark.parametrize("failed_indexes", [(0,), (3,)])
+def test_a_marked_message_means_not_all_succeeded(failed_indexes):
+    assert not all_succeeded(OK, MAX_INT, 4, failed_indexes)
 
 
 def test_per_message_failure_with_reconsume_later_fails_only_marked():

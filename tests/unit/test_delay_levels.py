@@ -7,6 +7,7 @@ import re
 import pytest
 
 from rmqcompat.errors import ConfigError
+from rmqcompat.retry import retry_level
 from rmqcompat.topics.delay_levels import DelayLevels, parse_duration_ms
 
 S, M, H = 1000, 60_000, 3_600_000
@@ -68,19 +69,19 @@ def test_bad_tables_raise_config_error(text: str, why: str) -> None:
 @pytest.mark.parametrize("retry", range(1, 17))
 def test_retry_n_waits_level_n_plus_2(retry: int) -> None:
     reconsume_times = retry - 1  # the first retry follows the first failure
-    level = DEFAULT.retry_level(reconsume_times)
+    level = retry_level(DEFAULT, reconsume_times)
     assert level == retry + 2
     assert DEFAULT.delay_ms(level) == RETRY_WAITS_MS[retry - 1]
 
 
 @pytest.mark.parametrize("reconsume_times", [16, 17, 100, 999])
 def test_retries_beyond_16_wait_2h(reconsume_times: int) -> None:
-    assert DEFAULT.delay_ms(DEFAULT.retry_level(reconsume_times)) == 2 * H
+    assert DEFAULT.delay_ms(retry_level(DEFAULT, reconsume_times)) == 2 * H
 
 
 def test_retry_level_caps_at_a_short_table() -> None:
     short = DelayLevels.parse("1s 2s 3s")
-    assert [short.retry_level(n) for n in range(4)] == [3, 3, 3, 3]
+    assert [retry_level(short, n) for n in range(4)] == [3, 3, 3, 3]
 
 
 @pytest.mark.parametrize(

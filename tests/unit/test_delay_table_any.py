@@ -4,6 +4,7 @@ import pytest
 
 from rmqcompat import parking
 from rmqcompat import properties as props
+from rmqcompat.retry import retry_level
 from rmqcompat.topics.delay_levels import DelayLevels, topic_delay_ms
 
 NOW = 1_700_000_000_000
@@ -33,7 +34,7 @@ def test_levels_with_the_same_delay_share_one_topic() -> None:
 
 def test_a_flat_tail_gives_a_constant_retry_interval() -> None:
     levels = DelayLevels.parse("1s 5s 30s 30s 30s")
-    assert [levels.delay_ms(levels.retry_level(n)) for n in range(5)] == [30 * S] * 5
+    assert [levels.delay_ms(retry_level(levels, n)) for n in range(5)] == [30 * S] * 5
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.subscriptions import Subscriptions
-from rmqcompat.message import MessageQueue
-from rmqcompat.routing import RetryPolicy, route_failed
+from rmqcompat.message import SYSTEM_PROPERTIES, MessageQueue
+from rmqcompat.retry import RetryPolicy, route_failed
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import from_kafka_topic, validate_topic
 from rmqcompat.wire import OutgoingRecord
@@ -28,26 +28,8 @@ from rmqcompat.wire import OutgoingRecord
 TOPIC, RETRY = "ns.T", "ns.rmq.retry.G"
 JAVA_INT_MAX, JAVA_LONG_MAX = 2**31 - 1, 2**63 - 1
 LEVELS = DelayLevels.parse("1s 5s 10s 30s 1m")
-NAMES = [
-    props.KEYS,
-    props.TAGS,
-    props.DELAY,
-    props.RETRY_TOPIC,
-    props.REAL_TOPIC,
-    props.REAL_QID,
-    props.ORIGIN_MESSAGE_ID,
-    props.RECONSUME_TIME,
-    props.MAX_RECONSUME_TIMES,
-    props.UNIQ_KEY,
-    props.CONSUME_START_TIME,
-    props.TRAN_MSG,
-    props.PGROUP,
-    props.TIMER_DELIVER_MS,
-    props.FLAG,
-    props.BORN_TIMESTAMP,
-    props.DUE_TIME,
-    "user-prop",
-]
+# every system property the consumer may read, and one user property
+NAMES = [*sorted(SYSTEM_PROPERTIES - {props.QUARANTINE_REASON}), "user-prop"]
 
 _ints = st.one_of(
     st.integers(-(2**70), 2**70),

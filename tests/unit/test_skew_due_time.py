@@ -13,7 +13,7 @@ from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.forwarder.plan import Forward, Planner, Wait
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.producer.records import build_record
-from rmqcompat.routing import RetryPolicy
+from rmqcompat.retry import RetryPolicy
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.wire import OutgoingRecord
 

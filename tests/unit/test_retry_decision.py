@@ -6,7 +6,7 @@ import pytest
 
 from rmqcompat import properties as props
 from rmqcompat.message import MessageExt
-from rmqcompat.routing import (
+from rmqcompat.retry import (
     Destination,
     DestinationKind,
     RetryPolicy,

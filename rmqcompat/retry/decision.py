@@ -21,6 +21,12 @@ from rmqcompat.message import MessageExt
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import dlq_topic, retry_topic
 
+#: RocketMQ's first retry waits level 3; retry n waits level ``3 + (n - 1)``.
+FIRST_RETRY_LEVEL = 3
+#: A requested delay level below zero dead-letters at once (``delay_level_when_next_consume``).
+DLQ_NOW = -1
+#: RocketMQ's ``cleanExpireMsg`` sends a message back on this level when its consume timed out.
+CONSUME_TIMEOUT_LEVEL = 3
 #: RocketMQ's default ``maxReconsumeTimes`` for concurrent consumers.
 DEFAULT_MAX_RECONSUME_TIMES = 16
 #: A configured ``max_reconsume_times`` of -1 means the default (RocketMQ's
@@ -68,13 +74,19 @@ def route_failed(policy: RetryPolicy, reconsume_times: int, delay_level: int = 0
     ``reconsume_times`` is the stored count (the broker's), not a local re-consume's +1.
     """
     reconsume_times = props.clamp_reconsume_times(reconsume_times)
-    if reconsume_times >= policy.max_reconsume_times or delay_level < 0:
+    if reconsume_times >= policy.max_reconsume_times or delay_level <= DLQ_NOW:
         if not policy.dead_letter:
             return Destination(DestinationKind.DISCARD, dlq_topic(policy.group))
         return Destination(DestinationKind.DLQ, dlq_topic(policy.group))
-    level = delay_level if delay_level > 0 else policy.levels.retry_level(reconsume_times)
+    level = delay_level if delay_level > 0 else retry_level(policy.levels, reconsume_times)
     level = min(level, policy.levels.max_level)
     return Destination(DestinationKind.DELAY, retry_topic(policy.group), level)
+
+
+def retry_level(levels: DelayLevels, reconsume_times: int) -> int:
+    """RocketMQ's level for a message that already failed ``reconsume_times`` times:
+    ``3 + reconsume_times``, capped at the highest level of the table."""
+    return min(FIRST_RETRY_LEVEL + reconsume_times, levels.max_level)
 
 
 def sendback_properties(
