@@ -1,9 +1,10 @@
-"""The poll thread of a concurrent push consumer: fetch, dispatch, settle, commit.
+"""The poll thread of a push consumer: fetch, hand over to the consume service, commit.
 
 One thread owns the confluent consumer, the process queues and the send-back producer;
-workers only run the listener. Nothing leaves a process queue before Kafka confirmed
-where it went (acked, parked, dead-lettered, quarantined), so offsets never pass a
-message whose fate is unknown.
+the consume service (:mod:`rmqcompat.consumer.consume_service`) decides how messages
+reach the listener and settles their results. Nothing leaves a process queue before
+Kafka confirmed where it went (acked, parked, dead-lettered, quarantined), so offsets
+never pass a message whose fate is unknown.
 """
 
 from __future__ import annotations
@@ -16,15 +17,14 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
 
-from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
+from rmqcompat.consumer.consume_service import ConsumeService
 from rmqcompat.consumer.intake import Intake
-from rmqcompat.consumer.partitions import Key, Partitions, PartitionState
-from rmqcompat.consumer.sendback import RecordSink, SendBack
+from rmqcompat.consumer.partitions import Partitions, PartitionState
+from rmqcompat.consumer.sendback import RecordSink
 from rmqcompat.consumer.settings import ConsumerSettings
-from rmqcompat.consumer.settlement import Settlement
 from rmqcompat.consumer.subscriptions import Subscriptions
+from rmqcompat.consumer.timers import Timers
 from rmqcompat.fetch import fetch
-from rmqcompat.message import MessageExt
 from rmqcompat.quarantine import quarantine_record
 
 _log = logging.getLogger("rmqcompat.consumer")
@@ -45,7 +45,7 @@ class Engine:
         subscriptions: Subscriptions,
         consumer: Consumer,
         sink: RecordSink,
-        pool: WorkerPool,
+        service: ConsumeService,
         partitions: Partitions,
         clock: Callable[[], float] = time.monotonic,
         reconcile: Callable[[], None] = lambda: None,
@@ -55,22 +55,16 @@ class Engine:
         self._subs = subscriptions
         self._consumer = consumer
         self._sink = sink
-        self._pool = pool
+        self._service = service
         self.partitions = partitions
         self._clock = clock
         self._reconcile = reconcile  # after an error raised out of a rebalance callback
         self._rediscover = rediscover  # BROADCASTING: pick up partitions created since
         self._next_discovery = clock() + settings.broadcast_rediscover_interval_s
-        sendback = SendBack(sink, settings.retry_policy(), settings.client.namespace)
-        self.settlement = Settlement(settings, sendback, partitions, pool, clock)
+        self._timers = Timers(clock)  # quarantine produces to try again
         self._stopping = threading.Event()
         self._next_commit = clock() + settings.persist_consumer_offset_interval
-        self._next_expiry_check = clock()
         self._intake = Intake(subscriptions, partitions, self._quarantine)
-        # one fetch worth of batches queued for the workers
-        self._backlog_limit = -(
-            -settings.pull_batch_size // settings.consume_message_batch_max_size
-        )
 
     def run(self) -> None:
         while not self._stopping.is_set():
@@ -88,25 +82,15 @@ class Engine:
         self._drain()
 
     def _step(self) -> None:
-        if not self._yield_to_workers():
-            busy = self.settlement.running() > 0
+        # a pause makes librdkafka drop its prefetched records: rather than fetch while a
+        # whole fetch still waits for the listener, give the listener a moment
+        if not self._service.saturated(POLL_TIMEOUT_S):
+            busy = self._service.busy()
             fetched = self._fetch(0.0 if busy else POLL_TIMEOUT_S)
             if busy and not fetched:  # wait for listener results rather than records
-                self._pool.wait(POLL_TIMEOUT_S)
+                self._service.wait(POLL_TIMEOUT_S)
         self._settle_results()
         self._housekeeping()
-
-    def _yield_to_workers(self) -> bool:
-        """With a whole fetch still queued for the workers, wait for them to catch up.
-
-        Fetching more then would only grow the in-flight counts until flow control
-        pauses partitions, and a pause makes librdkafka drop its prefetched records.
-        False when they made no progress (listeners busy): fetch as usual, so the
-        flow-control thresholds bound what is held, exactly as without this wait.
-        """
-        if self._pool.backlog() < self._backlog_limit:
-            return False
-        return self._pool.wait(POLL_TIMEOUT_S, backlog_below=self._backlog_limit // 2 + 1)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -116,29 +100,10 @@ class Engine:
         if not records:
             return 0
         staged = self._intake.accept(records)
-        batches = self._batches(staged)
-        self.settlement.track(batches)
-        self._pool.submit(batches)
+        self._service.submit(staged)
         for key in staged:
             self.partitions.check_pause(key, self._consumer)
         return len(records)
-
-    def _batches(self, staged: dict[Key, list[MessageExt]]) -> list[ConsumeBatch]:
-        size = self.settings.consume_message_batch_max_size
-        out: list[ConsumeBatch] = []
-        for key, msgs in staged.items():
-            state = self.partitions.get(key)
-            if state is None or not msgs:
-                continue
-            queue, pq = state.queue, state.pq
-            if size == 1:  # RocketMQ's default: one message per listener call
-                out += [ConsumeBatch(key, queue, pq, [m]) for m in msgs]
-            else:
-                out += [
-                    ConsumeBatch(key, queue, pq, msgs[i : i + size])
-                    for i in range(0, len(msgs), size)
-                ]
-        return out
 
     def _quarantine(self, state: PartitionState, record: Any, reason: str) -> None:
         _log.error(
@@ -155,20 +120,19 @@ class Engine:
             if err is None:
                 pq.remove(offset)
             elif not pq.dropped:  # kept in flight (offset cannot pass it); try again later
-                self.settlement.later(lambda: self._sink.produce(out, done))
+                retry_s = self.settings.send_back_failure_delay_s
+                self._timers.later(lambda: self._sink.produce(out, done), retry_s)
 
         self._sink.produce(out, done)
 
     def _settle_results(self) -> None:
-        self.settlement.on_results(self._pool.results())
+        self._service.settle()
         self._sink.poll()
 
     def _housekeeping(self) -> None:
         now = self._clock()
-        self.settlement.run_due(now)
-        if now >= self._next_expiry_check:
-            self.settlement.expire(now)
-            self._next_expiry_check = now + min(1.0, self.settings.consume_timeout_s / 4)
+        self._timers.run_due(now)
+        self._service.housekeeping(now)
         self.partitions.resume_ready(self._consumer)
         if now >= self._next_commit:
             self.partitions.commit(asynchronous=True)
@@ -181,9 +145,9 @@ class Engine:
         """Stop fetching, let running listeners and send-backs finish, then commit."""
         self.partitions.pause_all(self._consumer)
         deadline = self._clock() + self.settings.await_termination_s
-        while not self.settlement.quiet() and self._clock() < deadline:
+        while not self._service.quiet() and self._clock() < deadline:
             self._consumer.consume(1, 0.0)  # serves rebalance callbacks meanwhile
-            self._pool.wait(POLL_TIMEOUT_S)
+            self._service.wait(POLL_TIMEOUT_S)
             self._settle_results()
         self._sink.flush(min(5.0, self.settings.send_back_timeout_s))
         self._settle_results()

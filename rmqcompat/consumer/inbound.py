@@ -9,18 +9,7 @@ from rmqcompat.consumer.tag_filter import TagFilter
 from rmqcompat.errors import InvalidNameError, MalformedHeaderError
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import validate_topic
-from rmqcompat.wire import KafkaRecord, TopicDecoder, decode_record
-
-
-def to_listener_message(record: KafkaRecord, own_retry_topic: str) -> MessageExt:
-    """Decode ``record``; a message of the group's own retry topic gets its original topic.
-
-    Raises:
-        RmqCompatError: a poison record (quarantine it).
-    """
-    msg = decode_record(record)
-    reset_retry_topic(msg, own_retry_topic)
-    return msg
+from rmqcompat.wire import KafkaRecord, TopicDecoder
 
 
 def reset_retry_topic(msg: MessageExt, own_retry_topic: str) -> None:
@@ -63,6 +52,3 @@ class InboundTopic:
         if self.own_retry is not None:
             reset_retry_topic(msg, self.own_retry)
         return msg
-
-    def wanted(self, msg: MessageExt) -> bool:
-        return self.tags is None or self.tags.matches(msg.tags)

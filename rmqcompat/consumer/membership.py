@@ -41,8 +41,9 @@ METADATA_TIMEOUT_S = 30.0
 #: a periodic rediscovery must not hold up the poll loop for long; it retries next round
 DISCOVERY_TIMEOUT_S = 1.0
 #: Offset lookups (committed offsets, watermarks) are asked this often before the consumer
-#: lets librdkafka pick the start.
-LOOKUP_ATTEMPTS = 3
+#: lets librdkafka pick the start; with the pauses below that is about 3 s of retries
+#: (Apache Kafka took over 0.6 s to serve ListOffsets for a topic it had just created).
+LOOKUP_ATTEMPTS = 6
 #: Pause before the n-th retry: n x this.
 _RETRY_PAUSE_S = 0.2
 

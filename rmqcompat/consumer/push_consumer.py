@@ -11,13 +11,15 @@ from confluent_kafka import Consumer
 
 from rmqcompat.broker_contact import BrokerContact
 from rmqcompat.config import ClientConfig
+from rmqcompat.consumer.concurrent import ConcurrentConsumeService
+from rmqcompat.consumer.consume_service import ConsumeService
 from rmqcompat.consumer.dispatch import WorkerPool
 from rmqcompat.consumer.engine import Engine
 from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel, as_callable
 from rmqcompat.consumer.membership import Membership
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
 from rmqcompat.consumer.partitions import Partitions
-from rmqcompat.consumer.sendback import RecordSink
+from rmqcompat.consumer.sendback import RecordSink, SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.consumer.wiring import (
@@ -81,7 +83,7 @@ class DefaultMQPushConsumer(Lifecycle):
         self._engine: Engine | None = None
         self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None
-        self._pool: WorkerPool | None = None
+        self._service: ConsumeService | None = None
         self._error: BaseException | None = None
         self._contact: BrokerContact | None = None
         self._state = "created"
@@ -115,16 +117,18 @@ class DefaultMQPushConsumer(Lifecycle):
         ensure_topics(
             s.client.librdkafka("admin"), internal_topics(s, self._topology), s.client.namespace
         )
-        self._pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
+        pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
         self._contact = BrokerContact(s.broker_contact_timeout_s)
         consumer, partitions, membership = self._connect(self._contact)
         sink = RecordSink(self._contact.observe(producer_config(s)))
+        sendback = SendBack(sink, s.retry_policy(), s.client.namespace)
+        self._service = ConcurrentConsumeService(s, pool, sendback, partitions, time.monotonic)
         self._engine = Engine(
             s,
             self._subs,
             consumer,
             sink,
-            self._pool,
+            self._service,
             partitions,
             reconcile=lambda: membership.reconcile(consumer),
             rediscover=(lambda: membership.rediscover(consumer)) if s.broadcasting else None,
@@ -210,8 +214,8 @@ class DefaultMQPushConsumer(Lifecycle):
         self._thread.join()
         if self._consumer is not None:
             self._consumer.close()
-        if self._pool is not None:
-            self._pool.shutdown()
+        if self._service is not None:
+            self._service.shutdown()
         if self._error is not None:
             raise ConsumerFailedError(
                 f"consumer of group {self.settings.group} failed: {self._error}"

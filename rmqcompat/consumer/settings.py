@@ -62,7 +62,6 @@ class ConsumerSettings:
     consume_from_where: ConsumeFromWhere = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
     consume_timestamp_ms: int | None = None
     consume_message_batch_max_size: int = 1
-    consume_thread_min: int = 20
     consume_thread_max: int = 20
     max_reconsume_times: int = DEFAULT_MAX_RECONSUME_TIMES
     consume_timeout: float | timedelta = 15
@@ -88,12 +87,7 @@ class ConsumerSettings:
             "consume_message_batch_max_size",
             "1..1024",
         )
-        _check(1 <= self.consume_thread_min <= 1000, "consume_thread_min", "1..1000")
-        _check(
-            self.consume_thread_min <= self.consume_thread_max <= 1000,
-            "consume_thread_max",
-            "consume_thread_min..1000",
-        )
+        _check(1 <= self.consume_thread_max <= 1000, "consume_thread_max", "1..1000")
         _check(
             self.max_reconsume_times == USE_DEFAULT_MAX or 0 <= self.max_reconsume_times <= 1000,
             "max_reconsume_times",

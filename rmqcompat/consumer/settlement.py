@@ -10,8 +10,6 @@ the DLQ at once (:mod:`~rmqcompat.consumer.dead_letter`).
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +23,7 @@ from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcu
 from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.consumer.timers import Timers
 from rmqcompat.message import MessageExt
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.retry import CONSUME_TIMEOUT_LEVEL
@@ -66,10 +65,8 @@ class Settlement:
         self._sendback = sendback
         self._partitions = partitions
         self._pool = pool
-        self._clock = clock
         self._running: dict[ConsumeBatch, bool] = {}  # insertion-ordered set
-        self._timers: list[tuple[float, int, Callable[[], None]]] = []
-        self._seq = itertools.count()
+        self._timers = Timers(clock)
         self.pending_sendbacks = 0
         self.late_results_ignored = 0
         self._dlq = DirectDeadLetter(
@@ -215,12 +212,10 @@ class Settlement:
         """Run ``action`` on the poll thread after ``delay_s`` (default
         ``send_back_failure_delay_s``)."""
         wait = self._settings.send_back_failure_delay_s if delay_s is None else delay_s
-        due = self._clock() + wait
-        heapq.heappush(self._timers, (due, next(self._seq), action))
+        self._timers.later(action, wait)
 
     def run_due(self, now: float) -> None:
-        while self._timers and self._timers[0][0] <= now:
-            heapq.heappop(self._timers)[2]()
+        self._timers.run_due(now)
 
     def expire(self, now: float) -> None:
         """Release batches consuming longer than ``consume_timeout``: send them back."""

@@ -59,7 +59,6 @@ def child(bootstrap: str, namespace: str, group: str, topic: str, log_path: str,
         consume_message_batch_max_size=4,
         max_reconsume_times=2,
         consume_thread_max=4,
-        consume_thread_min=1,
         persist_consumer_offset_interval=0.2,
     )
     consumer.subscribe(topic)

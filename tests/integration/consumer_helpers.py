@@ -142,7 +142,6 @@ def make_consumer(
     settings.setdefault("consume_from_where", ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
     settings.setdefault("persist_consumer_offset_interval", 0.2)
     settings.setdefault("consume_thread_max", 4)
-    settings.setdefault("consume_thread_min", 1)
     return DefaultMQPushConsumer(
         group, bootstrap_servers=bootstrap, namespace=namespace, kafka_config=overrides, **settings
     )

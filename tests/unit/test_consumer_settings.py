@@ -15,7 +15,7 @@ CLIENT = ClientConfig("127.0.0.1:1")
 def test_rocketmq_defaults():
     s = ConsumerSettings("g", CLIENT)
     assert s.consume_message_batch_max_size == 1
-    assert (s.consume_thread_min, s.consume_thread_max) == (20, 20)
+    assert s.consume_thread_max == 20
     assert s.max_reconsume_times == 16
     assert s.consume_timeout_s == 15 * 60
     assert s.pull_threshold_for_queue == 1000
@@ -34,7 +34,7 @@ def test_consume_timeout_accepts_timedelta():
     "bad",
     [
         {"consume_message_batch_max_size": 0},
-        {"consume_thread_min": 5, "consume_thread_max": 4},
+        {"consume_thread_max": 0},
         {"max_reconsume_times": -2},
         {"consume_timeout": 0},
         {"pull_threshold_for_queue": 0},
