@@ -86,6 +86,9 @@ def decode_properties(headers: list[tuple[str, bytes | None]] | None) -> dict[st
     return properties
 
 
+_BORN_RANGE = (0, props.JAVA_LONG_MAX)
+
+
 @dataclass(frozen=True)
 class TopicDecoder:
     """Decodes the records of one physical topic; its logical name is resolved once.
@@ -111,15 +114,18 @@ class TopicDecoder:
         properties = decode_properties(record.headers())
         store_timestamp = record.timestamp()[1]
         get = properties.get
-        born, born_clamped = props.decode_clamped(
-            properties, props.BORN_TIMESTAMP, 0, props.JAVA_LONG_MAX, store_timestamp
-        )
-        reconsume, reconsume_clamped = props.decode_clamped(
-            properties, props.RECONSUME_TIME, *props.RECONSUME_TIMES_RANGE, 0
-        )
-        for why in (born_clamped, reconsume_clamped):
-            if why is not None:
-                _log.warning("%s[%d]@%d: %s", self.physical, partition, offset, why)
+        # the headers are looked up first: most records lack one or both, and this runs
+        # for every record
+        born = store_timestamp
+        if get(props.BORN_TIMESTAMP) is not None:
+            born = self._clamped(
+                properties, props.BORN_TIMESTAMP, _BORN_RANGE, store_timestamp, partition, offset
+            )
+        reconsume = 0
+        if get(props.RECONSUME_TIME) is not None:
+            reconsume = self._clamped(
+                properties, props.RECONSUME_TIME, props.RECONSUME_TIMES_RANGE, 0, partition, offset
+            )
         if get(props.FLAG) is not None:
             _check_flag(properties)
         # positional: about a third cheaper than keywords, and this runs for every record
@@ -136,6 +142,20 @@ class TopicDecoder:
             properties,
             record.key(),
         )
+
+    def _clamped(
+        self,
+        properties: dict[str, str],
+        name: str,
+        bounds: tuple[int, int],
+        default: int,
+        partition: int,
+        offset: int,
+    ) -> int:
+        value, why = props.decode_clamped(properties, name, *bounds, default)
+        if why is not None:
+            _log.warning("%s[%d]@%d: %s", self.physical, partition, offset, why)
+        return value
 
 
 def _check_flag(properties: dict[str, str]) -> None:
