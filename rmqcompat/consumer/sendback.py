@@ -17,6 +17,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat import properties as props
 from rmqcompat.clock import Clock, epoch_ms
+from rmqcompat.closing import close_producer
 from rmqcompat.message import MessageExt
 from rmqcompat.parking import park
 from rmqcompat.producer.failures import as_kafka_error, needs_new_client
@@ -106,9 +107,7 @@ class RecordSink:
         dropped, not lost: its message never left the process queue, so its offset stays
         uncommitted and it is consumed again. Never blocks on an unreachable broker."""
         for producer in (*self._retired, self._producer):
-            producer.purge()
-            producer.poll(0)  # serves the purged records' reports
-            producer.close()
+            close_producer(producer)
         self._retired.clear()
 
 

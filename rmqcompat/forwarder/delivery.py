@@ -34,6 +34,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat.clock import Clock
+from rmqcompat.closing import close_producer
 from rmqcompat.forwarder.commit_tracker import PartitionOffsets
 from rmqcompat.forwarder.metrics import ForwarderMetrics, Tally
 from rmqcompat.producer.failures import is_retriable
@@ -173,6 +174,4 @@ class Deliveries:
         """Close the producer, after the last :meth:`flush`. What is still queued is
         dropped, not lost: its record's offset was never committed, so it is forwarded
         again. Never blocks on an unreachable broker."""
-        self._producer.purge()
-        self._producer.poll(0)  # serves the purged records' reports
-        self._producer.close()
+        close_producer(self._producer)

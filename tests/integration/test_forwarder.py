@@ -30,31 +30,16 @@ HOUR = 4
 
 
 @pytest.fixture
-def make_forwarder(kafka_bootstrap, namespace, client_overrides):
-    started: list[DelayForwarder] = []
-
-    def make(**kwargs) -> DelayForwarder:
-        forwarder = DelayForwarder(kafka_bootstrap, namespace, TABLE, client_overrides, **kwargs)
-        forwarder.start()
-        started.append(forwarder)
-        return forwarder
-
-    yield make
-    for forwarder in started:
-        forwarder.shutdown()
-
-
-@pytest.fixture
 def real_topic(kafka_bootstrap, namespace) -> str:
     create_topics(kafka_bootstrap, namespace, {"Orders": TopicSpec(1)})
     return f"{namespace}.Orders"
 
 
 def test_due_record_arrives_no_earlier_than_due_with_parking_headers_removed(
-    kafka_bootstrap, namespace, client_overrides, make_forwarder, real_topic
+    kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
     user = {"TAGS": "A", "KEYS": "k1 k2", "app-prop": "x", props.UNIQ_KEY: "id-1"}
-    make_forwarder()
+    start_forwarder(TABLE)
     (due,) = park_many(
         kafka_bootstrap,
         namespace,
@@ -71,10 +56,10 @@ def test_due_record_arrives_no_earlier_than_due_with_parking_headers_removed(
 
 @pytest.mark.parametrize("max_held", [1000, 1])
 def test_records_of_one_partition_keep_their_order(
-    max_held, kafka_bootstrap, namespace, client_overrides, make_forwarder, real_topic
+    max_held, kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
     create_levels(kafka_bootstrap, namespace, LEVELS, partitions=1)
-    forwarder = make_forwarder(max_held_per_partition=max_held)
+    forwarder = start_forwarder(TABLE, max_held_per_partition=max_held)
     wait_until(forwarder.healthy, "assignment")
     # Due 20 ms apart: with max_held=1 the partition is paused, moved back and resumed
     # over and over, and still no record is skipped or reordered.
@@ -94,7 +79,7 @@ def test_records_of_one_partition_keep_their_order(
 
 
 def test_head_not_due_pauses_only_its_own_partition(
-    kafka_bootstrap, namespace, client_overrides, make_forwarder, real_topic
+    kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
     create_levels(kafka_bootstrap, namespace, LEVELS, partitions=2)
     hour_ms = LEVELS.delay_ms(HOUR)
@@ -114,7 +99,7 @@ def test_head_not_due_pauses_only_its_own_partition(
             },
         ],
     )
-    forwarder = make_forwarder(max_held_per_partition=1)
+    forwarder = start_forwarder(TABLE, max_held_per_partition=1)
     (msg,) = read(kafka_bootstrap, real_topic, client_overrides, count=1)
     assert msg.value() == b"due"
     wait_until(lambda: metric(forwarder, "rmqcompat_forwarder_paused_partitions") == 1, "pause")
@@ -126,9 +111,9 @@ def test_head_not_due_pauses_only_its_own_partition(
 
 
 def test_timer_message_hops_through_levels_and_arrives_at_its_time(
-    kafka_bootstrap, namespace, client_overrides, make_forwarder, real_topic
+    kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
-    forwarder = make_forwarder()
+    forwarder = start_forwarder(TABLE)
     wait_until(forwarder.healthy, "assignment")  # so the time is not spent joining the group
     deliver_at = now_ms() + 1_000
     timer = {props.TIMER_DELIVER_MS: str(deliver_at), "app-prop": "y"}
@@ -148,7 +133,7 @@ def test_timer_message_hops_through_levels_and_arrives_at_its_time(
 
 
 def test_poison_records_are_quarantined_and_do_not_block_the_partition(
-    kafka_bootstrap, namespace, client_overrides, make_forwarder, real_topic
+    kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
     create_levels(kafka_bootstrap, namespace, LEVELS, partitions=1)
     level_topic = f"{namespace}.rmq.delay.100ms"
@@ -163,7 +148,7 @@ def test_poison_records_are_quarantined_and_do_not_block_the_partition(
     park_many(
         kafka_bootstrap, namespace, LEVELS, [{"value": b"ok", "level": 1, "real_topic": "Orders"}]
     )
-    forwarder = make_forwarder()
+    forwarder = start_forwarder(TABLE)
     (msg,) = read(kafka_bootstrap, real_topic, client_overrides, count=1)
     assert msg.value() == b"ok"
     quarantined = read(kafka_bootstrap, f"{namespace}.rmq.quarantine", client_overrides, count=2)
@@ -179,10 +164,10 @@ def test_poison_records_are_quarantined_and_do_not_block_the_partition(
 
 
 def test_two_forwarders_share_the_partitions_and_forward_everything(
-    kafka_bootstrap, namespace, client_overrides, make_forwarder, real_topic
+    kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
     create_levels(kafka_bootstrap, namespace, LEVELS, partitions=4)
-    first, second = make_forwarder(), make_forwarder()
+    first, second = start_forwarder(TABLE), start_forwarder(TABLE)
 
     def split() -> bool:
         a = metric(first, "rmqcompat_forwarder_assigned_partitions")
@@ -212,9 +197,9 @@ def test_two_forwarders_share_the_partitions_and_forward_everything(
 
 
 def test_metrics_endpoint_and_health_check(
-    kafka_bootstrap, namespace, client_overrides, make_forwarder, real_topic
+    kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
-    forwarder = make_forwarder(metrics_port=0)
+    forwarder = start_forwarder(TABLE, metrics_port=0)
     base = f"http://127.0.0.1:{forwarder.metrics_port}"
     wait_until(forwarder.healthy, "assignment")
     with urllib.request.urlopen(f"{base}/health") as reply:

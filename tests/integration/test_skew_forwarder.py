@@ -12,7 +12,6 @@ from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
 from test_forwarder_support import create_topics, now_ms, park_many, read
 
 from rmqcompat import DefaultMQProducer, Message
-from rmqcompat.forwarder import DelayForwarder
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.spec import TopicSpec
 
@@ -24,21 +23,6 @@ TANSU_IGNORES_LOG_APPEND_TIME = (
 )
 
 
-@pytest.fixture
-def forwarder_with(kafka_bootstrap, namespace, client_overrides):
-    started: list[DelayForwarder] = []
-
-    def start(**kwargs) -> DelayForwarder:
-        forwarder = DelayForwarder(kafka_bootstrap, namespace, TABLE, client_overrides, **kwargs)
-        forwarder.start()
-        started.append(forwarder)
-        return forwarder
-
-    yield start
-    for forwarder in started:
-        forwarder.shutdown()
-
-
 def _parked_and_forwarded(bootstrap: str, namespace: str, overrides: dict, level_topic: str):
     (forwarded,) = read(bootstrap, f"{namespace}.Orders", overrides, count=1)
     (parked,) = read(bootstrap, f"{namespace}.rmq.delay.{level_topic}", overrides, count=1)
@@ -46,12 +30,12 @@ def _parked_and_forwarded(bootstrap: str, namespace: str, overrides: dict, level
 
 
 def test_a_sender_clock_ten_minutes_ahead_does_not_shorten_a_level(
-    kafka_bootstrap, namespace, client_overrides, broker_kind, forwarder_with
+    kafka_bootstrap, namespace, client_overrides, broker_kind, start_forwarder
 ):
     if broker_kind == "tansu":
         pytest.skip(TANSU_IGNORES_LOG_APPEND_TIME)
     create_topics(kafka_bootstrap, namespace, {"Orders": TopicSpec(1)})
-    forwarder_with()
+    start_forwarder(TABLE)
     skewed = DefaultMQProducer(
         "P",
         kafka_bootstrap,
@@ -68,10 +52,10 @@ def test_a_sender_clock_ten_minutes_ahead_does_not_shorten_a_level(
 
 
 def test_a_forwarder_clock_behind_waits_longer_never_shorter(
-    kafka_bootstrap, namespace, client_overrides, forwarder_with
+    kafka_bootstrap, namespace, client_overrides, start_forwarder
 ):
     create_topics(kafka_bootstrap, namespace, {"Orders": TopicSpec(1)})
-    forwarder_with(clock=lambda: now_ms() - 2000)
+    start_forwarder(TABLE, clock=lambda: now_ms() - 2000)
     park_many(
         kafka_bootstrap, namespace, LEVELS, [{"value": b"x", "level": 1, "real_topic": "Orders"}]
     )
