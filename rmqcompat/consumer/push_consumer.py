@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer
@@ -38,6 +41,9 @@ from rmqcompat.topics.spec import TopologySpec
 
 _log = logging.getLogger("rmqcompat.consumer")
 
+#: The defaults of every setting live in one place, :class:`ConsumerSettings`.
+_DEFAULTS = ConsumerSettings
+
 
 class ConsumerFailedError(RmqCompatError):
     """The consumer's poll thread stopped on an error; the cause is chained."""
@@ -65,17 +71,60 @@ class DefaultMQPushConsumer(Lifecycle):
         self,
         group: str,
         bootstrap_servers: str,
+        *,
         namespace: str = "",
         message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL,
-        kafka_config: dict[str, Any] | None = None,
-        message_model: MessageModel = MessageModel.CLUSTERING,
-        consume_from_where: ConsumeFromWhere = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+        kafka_config: Mapping[str, Any] | None = None,
+        message_model: MessageModel = _DEFAULTS.message_model,
+        consume_from_where: ConsumeFromWhere = _DEFAULTS.consume_from_where,
+        consume_timestamp_ms: int | None = _DEFAULTS.consume_timestamp_ms,
+        consume_message_batch_max_size: int = _DEFAULTS.consume_message_batch_max_size,
+        consume_thread_max: int = _DEFAULTS.consume_thread_max,
+        max_reconsume_times: int = _DEFAULTS.max_reconsume_times,
+        consume_timeout: float | timedelta = _DEFAULTS.consume_timeout,
+        pull_threshold_for_queue: int = _DEFAULTS.pull_threshold_for_queue,
+        pull_threshold_size_for_queue: float = _DEFAULTS.pull_threshold_size_for_queue,
+        consume_concurrently_max_span: int = _DEFAULTS.consume_concurrently_max_span,
+        persist_consumer_offset_interval: float = _DEFAULTS.persist_consumer_offset_interval,
+        dead_letter: bool = _DEFAULTS.dead_letter,
+        offset_store_dir: Path | str | None = _DEFAULTS.offset_store_dir,
+        send_back_timeout_s: float = _DEFAULTS.send_back_timeout_s,
+        send_back_failure_delay_s: float = _DEFAULTS.send_back_failure_delay_s,
+        pull_batch_size: int = _DEFAULTS.pull_batch_size,
+        await_termination_s: float = _DEFAULTS.await_termination_s,
+        broadcast_rediscover_interval_s: float = _DEFAULTS.broadcast_rediscover_interval_s,
+        young_queue_max_messages: int = _DEFAULTS.young_queue_max_messages,
+        young_queue_max_age_s: float = _DEFAULTS.young_queue_max_age_s,
+        broker_contact_timeout_s: float = _DEFAULTS.broker_contact_timeout_s,
         topology: TopologySpec | None = None,
-        **settings: Any,
     ) -> None:
-        client = ClientConfig(bootstrap_servers, namespace, message_delay_level, kafka_config or {})
+        client = ClientConfig(
+            bootstrap_servers, namespace, message_delay_level, dict(kafka_config or {})
+        )
         self.settings = ConsumerSettings(
-            group, client, message_model, consume_from_where, **settings
+            group,
+            client,
+            message_model=message_model,
+            consume_from_where=consume_from_where,
+            consume_timestamp_ms=consume_timestamp_ms,
+            consume_message_batch_max_size=consume_message_batch_max_size,
+            consume_thread_max=consume_thread_max,
+            max_reconsume_times=max_reconsume_times,
+            consume_timeout=consume_timeout,
+            pull_threshold_for_queue=pull_threshold_for_queue,
+            pull_threshold_size_for_queue=pull_threshold_size_for_queue,
+            consume_concurrently_max_span=consume_concurrently_max_span,
+            persist_consumer_offset_interval=persist_consumer_offset_interval,
+            dead_letter=dead_letter,
+            offset_store_dir=offset_store_dir,
+            send_back_timeout_s=send_back_timeout_s,
+            send_back_failure_delay_s=send_back_failure_delay_s,
+            pull_batch_size=pull_batch_size,
+            await_termination_s=await_termination_s,
+            broadcast_rediscover_interval_s=broadcast_rediscover_interval_s,
+            young_queue_max_messages=young_queue_max_messages,
+            young_queue_max_age_s=young_queue_max_age_s,
+            broker_contact_timeout_s=broker_contact_timeout_s,
         )
         self._topology = topology or TopologySpec()
         self._subs = Subscriptions(group, namespace)

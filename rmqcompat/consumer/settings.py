@@ -63,7 +63,7 @@ class ConsumerSettings:
     consume_timestamp_ms: int | None = None
     consume_message_batch_max_size: int = 1
     consume_thread_max: int = 20
-    max_reconsume_times: int = DEFAULT_MAX_RECONSUME_TIMES
+    max_reconsume_times: int = USE_DEFAULT_MAX
     consume_timeout: float | timedelta = 15
     pull_threshold_for_queue: int = 1000
     pull_threshold_size_for_queue: float = 100

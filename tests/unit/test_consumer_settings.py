@@ -16,7 +16,8 @@ def test_rocketmq_defaults():
     s = ConsumerSettings("g", CLIENT)
     assert s.consume_message_batch_max_size == 1
     assert s.consume_thread_max == 20
-    assert s.max_reconsume_times == 16
+    assert s.max_reconsume_times == -1  # as RocketMQ's field: concurrent reads it as 16
+    assert s.retry_policy().max_reconsume_times == 16
     assert s.consume_timeout_s == 15 * 60
     assert s.pull_threshold_for_queue == 1000
     assert s.threshold_size_bytes == 100 * 1024 * 1024
@@ -90,3 +91,27 @@ def test_group_longer_than_120_characters_is_refused_with_the_retry_topic_rule()
         ConsumerSettings("g" * 121, CLIENT)
     with pytest.raises(InvalidNameError):
         DefaultMQPushConsumer("g" * 255, bootstrap_servers="127.0.0.1:1")
+
+
+def test_push_consumer_takes_every_setting_as_an_explicit_keyword() -> None:
+    """The constructor names each setting (no ``**settings``), with the settings' defaults."""
+    import dataclasses
+    import inspect
+
+    from rmqcompat.consumer import DefaultMQPushConsumer
+
+    params = inspect.signature(DefaultMQPushConsumer.__init__).parameters
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    fields = {f.name: f for f in dataclasses.fields(ConsumerSettings)}
+    for name, field in fields.items():
+        if name in ("group", "client"):
+            continue
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert params[name].default == field.default, name
+
+
+def test_push_consumer_refuses_an_unknown_setting_before_any_io() -> None:
+    from rmqcompat.consumer import DefaultMQPushConsumer
+
+    with pytest.raises(TypeError, match="consume_thread_maximum"):
+        DefaultMQPushConsumer("g", "127.0.0.1:1", consume_thread_maximum=3)  # type: ignore[call-arg]
