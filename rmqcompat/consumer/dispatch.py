@@ -17,9 +17,9 @@ from rmqcompat.consumer.listener import (
     ListenerFn,
     invoke,
 )
-from rmqcompat.consumer.process_queue import ProcessQueue
 from rmqcompat.consumer.wakeups import Wakeups
 from rmqcompat.message import MessageExt, MessageQueue
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import CONSUME_START_TIME
 
 _ANY = 2**62  # wake on any finished batch, whatever the backlog

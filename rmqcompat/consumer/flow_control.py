@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rmqcompat.consumer.process_queue import ProcessQueue
 from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.process_queue import ProcessQueue
 
 
 def over_threshold(pq: ProcessQueue, settings: ConsumerSettings) -> str | None:

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, TopicPartition
 
 from rmqcompat.consumer.flow_control import over_threshold
-from rmqcompat.consumer.process_queue import ProcessQueue
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.message import MessageQueue
+from rmqcompat.process_queue import ProcessQueue
 
 _log = logging.getLogger("rmqcompat.consumer")
 

@@ -11,9 +11,9 @@ import logging
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from rmqcompat.forwarder.commit_tracker import CommitTracker
 from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.settings import LevelTopic
+from rmqcompat.process_queue import ProcessQueue
 
 log = logging.getLogger(__name__)
 
@@ -21,18 +21,24 @@ Key = tuple[str, int]
 
 
 class Committer:
-    """Not thread-safe: the poll thread (and the rebalance callbacks it runs) calls it."""
+    """Not thread-safe: the poll thread (and the rebalance callbacks it runs) calls it.
+
+    ``queues`` is the loop's own map of owned partitions (it adds and removes them); the
+    position to commit is each queue's :meth:`~ProcessQueue.commit_offset`, written
+    when it moved past the last one committed here.
+    """
 
     def __init__(
         self,
         consumer: Consumer,
-        tracker: CommitTracker[Key],
+        queues: dict[Key, ProcessQueue],
         metrics: ForwarderMetrics,
         level_topics: dict[str, LevelTopic],
         interval_ms: int,
     ) -> None:
         self._consumer = consumer
-        self._tracker = tracker
+        self._queues = queues
+        self._committed: dict[Key, int] = {}
         self._metrics = metrics
         self._level_topics = level_topics
         self._interval_ms = interval_ms
@@ -46,8 +52,12 @@ class Committer:
         return True
 
     def commit(self, keys: list[Key], asynchronous: bool) -> None:
-        positions = self._tracker.to_commit()
-        offsets = [TopicPartition(*key, positions[key]) for key in keys if key in positions]
+        offsets = []
+        for key in keys:
+            pq = self._queues.get(key)
+            position = None if pq is None else pq.commit_offset()
+            if position is not None and position > self._committed.get(key, -1):
+                offsets.append(TopicPartition(*key, position))
         if not offsets:
             return
         try:
@@ -60,14 +70,18 @@ class Committer:
             log.warning("forwarder commit failed: %s", exc)
             return
         for tp in offsets:
-            self._tracker.partitions[(tp.topic, tp.partition)].committed(tp.offset)
+            self._committed[(tp.topic, tp.partition)] = tp.offset
+
+    def forget(self, key: Key) -> None:
+        """``key`` was revoked or lost: a later owner's positions start afresh."""
+        self._committed.pop(key, None)
 
     def update_lag(self) -> None:
         lag: dict[str, int] = {t.label: 0 for t in self._level_topics.values()}
-        for key, state in self._tracker.partitions.items():
+        for key, pq in self._queues.items():
             _, high = self._consumer.get_watermark_offsets(TopicPartition(*key), cached=True)
-            if state.last_tracked is not None and high >= 0:
-                unread = max(0, high - state.last_tracked - 1)
-                lag[self._level_topics[key[0]].label] += unread + state.pending
+            if pq.highest_seen >= 0 and high >= 0:
+                unread = max(0, high - pq.highest_seen - 1)
+                lag[self._level_topics[key[0]].label] += unread + pq.count
         for label, value in lag.items():
             self._metrics.parked.labels(label).set(value)

@@ -35,8 +35,8 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat.clock import Clock
 from rmqcompat.closing import close_producer
-from rmqcompat.forwarder.commit_tracker import PartitionOffsets
 from rmqcompat.forwarder.metrics import ForwarderMetrics, Tally
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.wire import KafkaRecord, OutgoingRecord
@@ -52,7 +52,7 @@ class Lane:
     """One tenure of one assigned partition: a re-assignment gets a new lane (and state)."""
 
     key: Key
-    state: PartitionOffsets
+    state: ProcessQueue
     label: str
 
 
@@ -120,7 +120,7 @@ class Deliveries:
             return
         offset = source.offset()
         if offset is not None:  # always set on a fetched record
-            lane.state.finish(offset)
+            lane.state.remove(offset)
         self.tally.add(kind, lane.label)
 
     def _failed(self, send: _Send, err: KafkaError) -> None:
@@ -147,7 +147,7 @@ class Deliveries:
             return self._clock()
         return self._retries[0][0] if self._retries else None
 
-    def serve(self, owned: dict[Key, PartitionOffsets]) -> None:
+    def serve(self, owned: dict[Key, ProcessQueue]) -> None:
         """Re-send due retries of partitions still owned, then serve delivery reports."""
         now = self._clock()
         due = list(self._ready)

@@ -4,7 +4,7 @@ Per partition the loop keeps the records read but not yet forwarded (in read ord
 The head is planned (:mod:`.plan`): due -> produced (:mod:`.delivery`); not due -> a
 wake-up is set for its due time. ``consume`` blocks at most until the next wake-up, so
 there is no busy loop and no sleep. Offsets are committed only up to the last record
-whose produce was acknowledged (:mod:`.commit_tracker`, :mod:`.committer`).
+whose produce was acknowledged (:mod:`rmqcompat.process_queue`, :mod:`.committer`).
 
 The records after the head stay in memory up to per-partition caps (:mod:`.holding`);
 a full partition is paused and its fetch position moved back to the first record not
@@ -21,7 +21,6 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from rmqcompat.clock import Clock
 from rmqcompat.fetch import fetch
-from rmqcompat.forwarder.commit_tracker import CommitTracker
 from rmqcompat.forwarder.committer import Committer
 from rmqcompat.forwarder.delivery import Deliveries, Key, Lane
 from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
@@ -29,6 +28,7 @@ from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.plan import Planner, Quarantine, Wait
 from rmqcompat.forwarder.schedule import WakeSchedule
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.wire import KafkaRecord
 
@@ -65,14 +65,14 @@ class ForwardLoop:
         self._metrics = metrics
         self._clock = clock
         self._planner = Planner(settings.levels, settings.namespace)
-        self._tracker: CommitTracker[Key] = CommitTracker()
+        self._queues: dict[Key, ProcessQueue] = {}  # owned partitions
         # Level topics seen in assignments (the subscription is a pattern), by Kafka name.
         self._topics: dict[str, LevelTopic] = {}
         self._out = Deliveries(
             producer, metrics, clock, settings.retry_backoff_ms, settings.namespace
         )
         self._committer = Committer(
-            consumer, self._tracker, metrics, self._topics, settings.commit_interval_ms
+            consumer, self._queues, metrics, self._topics, settings.commit_interval_ms
         )
         self._lanes: dict[Key, Lane] = {}
         self._held: dict[Key, HeldRecords] = {}
@@ -96,10 +96,10 @@ class ForwardLoop:
         touched.update(self._wakes.pop_due(self._clock()))
         for key in touched:
             self._drain(key)
-        self._out.serve(self._tracker.partitions)
+        self._out.serve(self._queues)
         if self._committer.due(self._clock()):
             self._out.tally.flush()
-            self._committer.commit(list(self._tracker.partitions), asynchronous=True)
+            self._committer.commit(list(self._queues), asynchronous=True)
             self._committer.update_lag()
 
     def _poll_cap_s(self) -> float:
@@ -110,7 +110,7 @@ class ForwardLoop:
 
     def _take(self, messages: list[Message]) -> set[Key]:
         touched: set[Key] = set()
-        partitions, paused = self._tracker.partitions, self._paused
+        partitions, paused = self._queues, self._paused
         for msg in messages:
             err = msg.error()
             if err is not None:
@@ -128,7 +128,7 @@ class ForwardLoop:
             held = self._held[key]
             if held.full:  # checked per record, so one consume batch cannot overshoot the caps
                 self._pause(key)
-            elif state.track(offset):
+            elif state.track_new(offset):
                 # a consumed record: its headers are (str, bytes | None) pairs, never the
                 # dict or str values confluent's stub allows for produce
                 held.append(cast(KafkaRecord, msg))
@@ -178,8 +178,8 @@ class ForwardLoop:
     def _pause(self, key: Key) -> None:
         topic, partition = key
         self._consumer.pause([TopicPartition(topic, partition)])
-        last = self._tracker.partitions[key].last_tracked
-        if last is not None:
+        last = self._queues[key].highest_seen
+        if last >= 0:
             self._consumer.seek(TopicPartition(topic, partition, last + 1))
         self._paused.add(key)
         self._metrics.paused.set(len(self._paused))
@@ -196,12 +196,12 @@ class ForwardLoop:
         self.assigned = True
         for tp in partitions:
             key = (tp.topic, tp.partition)
-            state = self._tracker.assign(key)
+            state = self._queues[key] = ProcessQueue()
             if tp.topic not in self._topics:
                 self._topics[tp.topic] = level_topic(tp.topic)
             self._lanes[key] = Lane(key, state, self._topics[tp.topic].label)
             self._held[key] = HeldRecords(self._s.hold)
-        self._metrics.assigned.set(len(self._tracker.partitions))
+        self._metrics.assigned.set(len(self._queues))
 
     def on_revoke(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Let in-flight produces finish so their offsets can be committed before handing over.
@@ -217,16 +217,17 @@ class ForwardLoop:
         for key in keys:
             self._resume(key)
             self._wakes.cancel(key)
-            self._tracker.drop(key)
+            self._queues.pop(key, None)
+            self._committer.forget(key)
             self._lanes.pop(key, None)
             self._held.pop(key, None)
-        self._metrics.assigned.set(len(self._tracker.partitions))
+        self._metrics.assigned.set(len(self._queues))
 
     def close(self) -> None:
         """Finish in-flight produces and commit what was delivered (the consumer stays open)."""
         self._out.flush(self._s.flush_timeout_s)
         self._out.tally.flush()
-        self._committer.commit(list(self._tracker.partitions), asynchronous=False)
+        self._committer.commit(list(self._queues), asynchronous=False)
 
     def close_producer(self) -> None:
         """Close the producer; only after the consumer closed (its revoke callback still

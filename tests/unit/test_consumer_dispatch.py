@@ -7,9 +7,9 @@ import time
 
 from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus
-from rmqcompat.consumer.process_queue import ProcessQueue
 from rmqcompat.consumer.wakeups import Wakeups
 from rmqcompat.message import MessageExt, MessageQueue
+from rmqcompat.process_queue import ProcessQueue
 
 OK = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 

@@ -4,10 +4,10 @@ import pytest
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.flow_control import over_threshold
-from rmqcompat.consumer.process_queue import ProcessQueue
 from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.errors import ClientStateError, ConfigError, InvalidNameError
+from rmqcompat.process_queue import ProcessQueue
 
 CLIENT = ClientConfig("127.0.0.1:1")
 

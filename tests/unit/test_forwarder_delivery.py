@@ -14,9 +14,9 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka import Message as KafkaMessage
 
 from rmqcompat import properties as props
-from rmqcompat.forwarder.commit_tracker import PartitionOffsets
 from rmqcompat.forwarder.delivery import Deliveries, Lane
 from rmqcompat.forwarder.metrics import ForwarderMetrics
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.wire import OutgoingRecord
 
 LEVEL = "ns.rmq.delay.1s"
@@ -63,8 +63,8 @@ def run(errors: list[Any], rounds: int = 4) -> tuple[ScriptedProducer, Deliverie
     producer, clock = ScriptedProducer(errors), Clock()
     stub: Any = producer
     out = Deliveries(stub, ForwarderMetrics(), clock, retry_backoff_ms=500, namespace="ns")
-    state = PartitionOffsets()
-    state.track(7)
+    state = ProcessQueue()
+    state.track_new(7)
     lane = Lane((LEVEL, 0), state, "1s")
     source = KafkaMessage(
         topic=LEVEL, partition=0, offset=7, key=b"k", value=b"v",
@@ -93,7 +93,7 @@ def err(code: int) -> KafkaError:
 def test_retriable_failures_are_retried_and_hold_the_offset_until_delivered(code: int) -> None:
     producer, out, lane = run([err(code), err(code), None])
     assert producer.produced == ["ns.Orders"] * 3
-    assert lane.state.uncommitted_position() == 8
+    assert lane.state.commit_offset() == 8
     assert count(out, "rmqcompat_forwarder_quarantined_total", level="1s") == 0
 
 
@@ -111,7 +111,7 @@ def test_refused_for_good_goes_to_quarantine_once_and_the_offset_moves_on(failur
     producer, out, lane = run([failure])
     assert producer.produced[-1:] == [QUARANTINE]
     assert producer.produced.count("ns.Orders") <= 1  # never retried
-    assert lane.state.uncommitted_position() == 8
+    assert lane.state.commit_offset() == 8
     assert count(out, "rmqcompat_forwarder_quarantined_total", level="1s") == 1
     code = (failure.args[0] if isinstance(failure, KafkaException) else failure).name()
     assert count(out, "rmqcompat_forwarder_undeliverable_total", level="1s", code=code) == 1
@@ -121,11 +121,12 @@ def test_a_refused_quarantine_record_is_retried_never_dropped() -> None:
     refused = err(KafkaError.TOPIC_AUTHORIZATION_FAILED)
     producer, _out, lane = run([refused, refused, refused, None])
     assert producer.produced == ["ns.Orders", QUARANTINE, QUARANTINE, QUARANTINE]
-    assert lane.state.uncommitted_position() == 8
+    assert lane.state.commit_offset() == 8
 
 
 def test_a_fatal_client_error_is_reported_to_the_loop() -> None:
     fatal = KafkaError(KafkaError._FATAL, "fenced", fatal=True)
     _producer, out, lane = run([fatal], rounds=1)
     assert out.fatal is fatal
-    assert lane.state.uncommitted_position() is None
+    assert 7 in lane.state  # still in flight: the position stays before it
+    assert lane.state.commit_offset() == 7

@@ -1,4 +1,4 @@
-from rmqcompat.consumer.process_queue import ProcessQueue
+from rmqcompat.process_queue import ProcessQueue
 
 
 def test_commit_offset_is_smallest_in_flight():
@@ -98,3 +98,51 @@ def test_remove_then_re_add_is_tracked_again():
     assert (pq.first(), pq.count, pq.size_bytes) == (5, 1, 2)
     pq.remove(5)
     assert (pq.first(), pq.last(), pq.count, pq.size_bytes) == (None, None, 0, 0)
+
+
+# -- the forwarder's use: records finish in any order, offsets may have gaps ---------------
+
+
+def test_out_of_order_finishes_commit_only_up_to_the_oldest_unfinished() -> None:
+    pq = ProcessQueue()
+    for offset in (10, 11, 12, 13):
+        assert pq.track_new(offset)
+    pq.remove(12)
+    pq.remove(13)
+    assert pq.commit_offset() == 10  # 10 and 11 are still in flight
+    pq.remove(10)
+    assert pq.commit_offset() == 11
+    pq.remove(11)
+    assert pq.commit_offset() == 14
+    assert pq.count == 0
+
+
+def test_offset_gaps_do_not_hold_the_position_back() -> None:
+    # Transaction markers and compaction leave holes in a partition's offsets.
+    pq = ProcessQueue()
+    for offset in (3, 7, 8):
+        pq.track_new(offset)
+    pq.remove(3)
+    assert pq.commit_offset() == 7
+    pq.remove(8)
+    assert pq.commit_offset() == 7
+    pq.remove(7)
+    assert pq.commit_offset() == 9
+
+
+def test_re_read_records_are_not_tracked_again() -> None:
+    pq = ProcessQueue()
+    assert pq.track_new(1)
+    assert pq.track_new(2)
+    pq.remove(1)
+    assert not pq.track_new(2)
+    assert not pq.track_new(1)  # done before: reading it again must not re-open it
+    assert pq.commit_offset() == 2
+    assert pq.track_new(3)
+    assert pq.highest_seen == 3
+
+
+def test_nothing_to_commit_before_the_first_record() -> None:
+    pq = ProcessQueue()
+    assert pq.commit_offset() is None
+    assert pq.highest_seen == -1

@@ -1,6 +1,9 @@
 """In-flight bookkeeping of one partition (RocketMQ's ``ProcessQueue``), pure and clock-free.
 
-Offsets enter when fetched and leave when done (acked, sent back, filtered, quarantined).
+The one committed-offset rule of the push consumer and the delay-forwarder alike.
+Offsets enter when fetched and leave when done (acked, sent back, filtered, quarantined,
+forwarded). Kafka offsets may have gaps (transaction markers, compaction), so the
+position is never computed as "offset + 1" of a finished record.
 The offset to commit is the smallest offset still in flight, or, with none in flight,
 the highest offset seen + 1; it never moves backwards. Message count, byte size and the
 span between the first and last in-flight offsets drive flow control.
@@ -43,6 +46,19 @@ class ProcessQueue:
             order.append(offset)
         else:  # out of order (rare: a stale record fetched again): keep _order sorted
             order.insert(bisect.bisect_left(order, offset), offset)
+
+    def track_new(self, offset: int, size: int = 0) -> bool:
+        """:meth:`add` ``offset`` unless it was fetched before (read again after a seek
+        back): False for such a re-read, which is already tracked or done."""
+        if offset <= self._highest_seen:
+            return False
+        self.add(offset, size)
+        return True
+
+    @property
+    def highest_seen(self) -> int:
+        """The highest offset fetched so far; -1 before the first."""
+        return self._highest_seen
 
     def seen(self, offset: int) -> None:
         """Record that ``offset`` was fetched without tracking it (e.g. filtered by tag)."""
