@@ -47,8 +47,8 @@ from rmqcompat import properties as props
 from rmqcompat.devbroker import free_port
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic
-from rmqcompat.topics.provision import ensure_topics
-from rmqcompat.topics.spec import TopicSpec
+from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.topology import build_topology, provision_topology, with_partitions
 
 PARTITIONS = 4
 RETRY_TABLE = "10ms 20ms 30ms"
@@ -75,9 +75,12 @@ def pct(values: list[int], q: float) -> int:
 
 
 def setup(bs: str, ns: str, table: str) -> None:
-    specs = {"Bench": TopicSpec(PARTITIONS), "Copy": TopicSpec(PARTITIONS)}
-    specs |= {t: TopicSpec(PARTITIONS) for t in DelayLevels.parse(table).topics()}
-    ensure_topics({"bootstrap.servers": bs}, specs, ns)
+    # The level topics as every client creates them (LogAppendTime: the forwarder's clock).
+    spec = with_partitions(TopologySpec(), {"business": PARTITIONS, "delay": PARTITIONS})
+    topology = build_topology(
+        topics=["Bench", "Copy"], levels=DelayLevels.parse(table), spec=spec, namespace=ns
+    )
+    provision_topology({"bootstrap.servers": bs}, topology)
 
 
 def body(i: int, due: int, size: int) -> bytes:

@@ -89,22 +89,79 @@ def build_topology(
             Kafka's 249-character rule, or a business topic is one of the internal kinds.
         ConfigError: ``max_message_size`` is not positive.
     """
-    levels = levels if levels is not None else DelayLevels.parse()
-    if max_message_size <= 0:
-        raise ConfigError(f"max_message_size must be > 0, not {max_message_size}")
-    spec = (spec if spec is not None else TopologySpec()).sized_for(max_message_size)
-    validate_namespace(namespace)
     wanted: dict[str, Kind] = {}
     for topic in topics:
         wanted[_business_topic(topic)] = "business"
     for group in groups:
-        wanted[retry_topic(group)] = "retry"
+        wanted.update(_group_topics(group, dead_letter=True))
+    wanted.update(_level_topics(levels))
+    wanted.update(_SYSTEM_TOPICS)
+    return _plan(wanted, spec, namespace, max_message_size)
+
+
+# --- what each client creates at start-up: subsets of a topology, built by the same rules
+
+
+def consumer_topology(
+    group: str,
+    *,
+    levels: DelayLevels,
+    broadcasting: bool,
+    dead_letter: bool,
+    spec: TopologySpec | None = None,
+    namespace: str = "",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> Topology:
+    """The internal topics a push consumer of ``group`` writes to or reads: its retry
+    topic, the level topics of its table and its DLQ (unless ``dead_letter`` is off), the
+    system topics; a BROADCASTING consumer never sends back, so only the system topics."""
+    wanted: dict[str, Kind] = {}
+    if not broadcasting:
+        wanted.update(_group_topics(group, dead_letter))
+        wanted.update(_level_topics(levels))
+    wanted.update(_SYSTEM_TOPICS)
+    return _plan(wanted, spec, namespace, max_message_size)
+
+
+def delay_topology(
+    *,
+    levels: DelayLevels,
+    spec: TopologySpec | None = None,
+    namespace: str = "",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> Topology:
+    """The level topics of ``levels`` and the system topics: what a delay-forwarder serves
+    and writes to, and where a producer parks delayed messages."""
+    return _plan({**_level_topics(levels), **_SYSTEM_TOPICS}, spec, namespace, max_message_size)
+
+
+_SYSTEM_TOPICS: dict[str, Kind] = {TRACE_TOPIC: "trace", QUARANTINE_TOPIC: "quarantine"}
+
+
+def _group_topics(group: str, dead_letter: bool) -> dict[str, Kind]:
+    wanted: dict[str, Kind] = {retry_topic(group): "retry"}
+    if dead_letter:
         wanted[dlq_topic(group)] = "dlq"
-    wanted.update(dict.fromkeys(levels.topics(), "delay"))
-    wanted[TRACE_TOPIC] = "trace"
-    wanted[QUARANTINE_TOPIC] = "quarantine"
+    return wanted
+
+
+def _level_topics(levels: DelayLevels | None) -> dict[str, Kind]:
+    levels = levels if levels is not None else DelayLevels.parse()
+    return dict.fromkeys(levels.topics(), "delay")
+
+
+def _plan(
+    wanted: Mapping[str, Kind],
+    spec: TopologySpec | None,
+    namespace: str,
+    max_message_size: int,
+) -> Topology:
+    if max_message_size <= 0:
+        raise ConfigError(f"max_message_size must be > 0, not {max_message_size}")
+    sized = (spec if spec is not None else TopologySpec()).sized_for(max_message_size)
+    validate_namespace(namespace)
     planned = (
-        PlannedTopic(logical, to_kafka_topic(logical, namespace), kind, getattr(spec, kind))
+        PlannedTopic(logical, to_kafka_topic(logical, namespace), kind, getattr(sized, kind))
         for logical, kind in wanted.items()
     )
     return Topology(namespace, tuple(planned))

@@ -29,15 +29,15 @@ from rmqcompat.consumer.wiring import (
     commit_writer,
     consumer_config,
     file_writer,
-    internal_topics,
+    internal_topology,
     producer_config,
 )
 from rmqcompat.errors import ClientStateError, RmqCompatError
 from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
-from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.topology import provision_topology
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -163,9 +163,7 @@ class DefaultMQPushConsumer(Lifecycle):
         require_broker(s.client)
         if not s.broadcasting:
             self._subs.add_own_retry()
-        ensure_topics(
-            s.client.librdkafka("admin"), internal_topics(s, self._topology), s.client.namespace
-        )
+        provision_topology(s.client.librdkafka("admin"), internal_topology(s, self._topology))
         pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
         self._contact = BrokerContact(s.broker_contact_timeout_s)
         consumer, partitions, membership = self._connect(self._contact)

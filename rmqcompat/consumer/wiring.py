@@ -10,8 +10,8 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
 from rmqcompat.consumer.partitions import Key, OffsetWriter
 from rmqcompat.consumer.settings import ConsumerSettings
-from rmqcompat.topics.naming import QUARANTINE_TOPIC, dlq_topic, retry_topic
-from rmqcompat.topics.spec import TopicSpec, TopologySpec
+from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.topology import Topology, consumer_topology
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -76,15 +76,15 @@ def file_writer(store: LocalFileOffsetStore) -> OffsetWriter:
     return write
 
 
-def internal_topics(settings: ConsumerSettings, spec: TopologySpec) -> dict[str, TopicSpec]:
+def internal_topology(settings: ConsumerSettings, spec: TopologySpec) -> Topology:
     """Topics the consumer may write to or read (business topics are the user's), sized
     for ``max_message_size`` so a send-back is never refused for its size."""
-    spec = spec.sized_for(settings.client.max_message_size)
-    topics = {QUARANTINE_TOPIC: spec.quarantine}
-    if settings.broadcasting:
-        return topics
-    topics[retry_topic(settings.group)] = spec.retry
-    topics.update({level: spec.delay for level in settings.client.levels.topics()})
-    if settings.dead_letter:
-        topics[dlq_topic(settings.group)] = spec.dlq
-    return topics
+    return consumer_topology(
+        settings.group,
+        levels=settings.client.levels,
+        broadcasting=settings.broadcasting,
+        dead_letter=settings.dead_letter,
+        spec=spec,
+        namespace=settings.client.namespace,
+        max_message_size=settings.client.max_message_size,
+    )

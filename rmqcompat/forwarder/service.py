@@ -26,8 +26,8 @@ from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, level_topic_pattern
-from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.topology import provision_topology
 from rmqcompat.topics.verify_forwarding import unserved_level_topics
 
 log = logging.getLogger(__name__)
@@ -149,11 +149,7 @@ class DelayForwarder(Lifecycle):
             )
         try:
             admin_settings = self.config.librdkafka("admin")
-            ensure_topics(
-                admin_settings,
-                fs.internal_topics(self.config, self._topology),
-                self.config.namespace,
-            )
+            provision_topology(admin_settings, fs.internal_topology(self.config, self._topology))
             admin = AdminClient(admin_settings)
             namespace, group = self.config.namespace, self.group
             self.metrics.watch_unserved(lambda: unserved_level_topics(admin, namespace, group))

@@ -22,8 +22,9 @@ from typing import Any
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import InvalidNameError
 from rmqcompat.topics.delay_levels import format_duration_ms, topic_delay_ms
-from rmqcompat.topics.naming import QUARANTINE_TOPIC, RESERVED, from_kafka_topic
-from rmqcompat.topics.spec import TopicSpec, TopologySpec
+from rmqcompat.topics.naming import RESERVED, from_kafka_topic
+from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.topology import Topology, delay_topology
 
 #: librdkafka's consume batch; bounds how many records of a partition sit in memory.
 CONSUME_BATCH = 500
@@ -59,15 +60,16 @@ def level_topic(physical: str) -> LevelTopic:
     return LevelTopic(physical, format_duration_ms(delay), delay)
 
 
-def internal_topics(config: ClientConfig, topology: TopologySpec) -> dict[str, TopicSpec]:
-    """Logical name -> spec of every topic the forwarder reads or writes besides real topics.
-
-    Sized for ``config.max_message_size`` (``max.message.bytes``), like every creator's.
-    """
-    topology = topology.sized_for(config.max_message_size)
-    wanted = {topic: topology.delay for topic in config.levels.topics()}
-    wanted[QUARANTINE_TOPIC] = topology.quarantine
-    return wanted
+def internal_topology(config: ClientConfig, spec: TopologySpec) -> Topology:
+    """Every topic the forwarder reads or writes besides real topics: the level topics of
+    its table and the system topics, sized for ``config.max_message_size`` like every
+    creator's."""
+    return delay_topology(
+        levels=config.levels,
+        spec=spec,
+        namespace=config.namespace,
+        max_message_size=config.max_message_size,
+    )
 
 
 #: Consumer defaults the user's ``kafka_config`` may override. Lateness is the forwarder's

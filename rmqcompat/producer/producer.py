@@ -30,6 +30,7 @@ from rmqcompat.producer.topic_guard import TopicGuard
 from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.topology import delay_topology
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +107,13 @@ class DefaultMQProducer(Lifecycle):
         self.spool = Spool(spool_dir) if spool_dir is not None else None
         timeout_s = send_msg_timeout / 1000.0
         # Level topics must hold the largest body this producer accepts (Kafka: ~1 MiB).
-        level_spec = (topology or TopologySpec()).delay.sized_for(max_message_size)
-        self._topics = TopicGuard(client, level_spec, timeout_s)
+        parking = delay_topology(
+            levels=client.levels,
+            spec=topology,
+            namespace=namespace,
+            max_message_size=max_message_size,
+        )
+        self._topics = TopicGuard(client, parking.specs(), timeout_s)
         self._pipeline = Pipeline(
             self.settings.librdkafka(),
             queue_wait_s=timeout_s,

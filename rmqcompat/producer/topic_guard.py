@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -31,9 +32,14 @@ class TopicGuard:
     as for any Kafka producer. Delay-level topics are rmqcompat's own and are created.
     """
 
-    def __init__(self, config: ClientConfig, level_spec: TopicSpec, metadata_timeout_s: float):
+    def __init__(
+        self,
+        config: ClientConfig,
+        level_specs: Mapping[str, TopicSpec],
+        metadata_timeout_s: float,
+    ) -> None:
         self._config = config
-        self._level_spec = level_spec
+        self._level_specs = level_specs  # logical level topic -> spec (the topology's)
         self._timeout_s = metadata_timeout_s
         self._physical: dict[str, str] = {}
         self._known: set[str] = set()
@@ -96,7 +102,7 @@ class TopicGuard:
                 existing = producer.list_topics(timeout=self._wait_s(deadline)).topics
                 if self.physical(topic) not in existing:
                     admin = self._config.librdkafka("admin")
-                    ensure_topics(admin, {topic: self._level_spec}, self._config.namespace)
+                    ensure_topics(admin, {topic: self._level_specs[topic]}, self._config.namespace)
             except (KafkaException, _NoTimeLeft) as exc:
                 # Broker unreachable: produce anyway (retries/spool apply) and try again later.
                 log.warning("could not verify delay topic %s: %s", topic, exc)

@@ -20,8 +20,13 @@ def test_level_topics_are_read_from_their_names() -> None:
     topic = fs.level_topic("ns.rmq.delay.100ms")
     assert (topic.physical, topic.label, topic.delay_ms) == ("ns.rmq.delay.100ms", "100ms", 100)
     assert fs.level_topic("rmq.delay.60s").label == "1m"
-    wanted = fs.internal_topics(config, TopologySpec())
-    assert set(wanted) == {"%SCHEDULE%100ms", "%SCHEDULE%2s", "RMQ_SYS_QUARANTINE_TOPIC"}
+    wanted = fs.internal_topology(config, TopologySpec()).names()
+    assert wanted == {
+        "%SCHEDULE%100ms": "ns.rmq.delay.100ms",
+        "%SCHEDULE%2s": "ns.rmq.delay.2s",
+        "RMQ_SYS_TRACE_TOPIC": "ns.rmq.trace",
+        "RMQ_SYS_QUARANTINE_TOPIC": "ns.rmq.quarantine",
+    }
 
 
 def test_consumer_never_auto_commits_and_starts_at_the_oldest_record() -> None:
@@ -62,7 +67,7 @@ def test_forwarder_topics_and_producer_fit_the_largest_body() -> None:
     config = ClientConfig("h:1", "ns", "100ms", max_message_size=6 << 20)
     limit = max_record_bytes(6 << 20)
     assert fs.producer_settings(config)["message.max.bytes"] == limit
-    wanted = fs.internal_topics(config, TopologySpec())
+    wanted = fs.internal_topology(config, TopologySpec()).specs()
     assert {spec.configs[MAX_MESSAGE_BYTES] for spec in wanted.values()} == {str(limit)}
 
 

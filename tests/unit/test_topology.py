@@ -17,6 +17,8 @@ from rmqcompat.topics.topology import (
     Mismatch,
     VerifyReport,
     build_topology,
+    consumer_topology,
+    delay_topology,
     with_partitions,
 )
 
@@ -171,3 +173,58 @@ def test_empty_verify_report_is_ok() -> None:
     report = VerifyReport(())
     assert report.ok
     report.raise_for_mismatches()
+
+
+# -- what each client creates: subsets of the deployment's topology, by the same rules ---
+
+LEVELS_2 = DelayLevels.parse("1s 5s 5s")
+SIZE = 6 << 20
+
+
+def _full(**kwargs: object) -> dict[str, tuple[str, TopicSpec]]:
+    topology = build_topology(
+        groups=["G"], levels=LEVELS_2, namespace="ns", max_message_size=SIZE, **kwargs
+    )
+    return {t.logical: (t.physical, t.spec) for t in topology.topics}
+
+
+def _planned(topology) -> dict[str, tuple[str, TopicSpec]]:
+    return {t.logical: (t.physical, t.spec) for t in topology.topics}
+
+
+def test_a_consumer_creates_its_part_of_the_deployment_topology() -> None:
+    consumer = consumer_topology(
+        "G", levels=LEVELS_2, broadcasting=False, dead_letter=True,
+        namespace="ns", max_message_size=SIZE,
+    )  # fmt: skip
+    assert _planned(consumer) == _full()
+    assert set(consumer.names()) == {
+        "%RETRY%G", "%DLQ%G", "%SCHEDULE%1s", "%SCHEDULE%5s",
+        "RMQ_SYS_TRACE_TOPIC", "RMQ_SYS_QUARANTINE_TOPIC",
+    }  # fmt: skip
+
+
+def test_a_consumer_without_dead_letters_creates_no_dlq() -> None:
+    consumer = consumer_topology("G", levels=LEVELS_2, broadcasting=False, dead_letter=False)
+    assert "%DLQ%G" not in consumer.names()
+    assert "%RETRY%G" in consumer.names()
+
+
+def test_a_broadcasting_consumer_creates_only_the_system_topics() -> None:
+    consumer = consumer_topology("G", levels=LEVELS_2, broadcasting=True, dead_letter=True)
+    assert set(consumer.names()) == {"RMQ_SYS_TRACE_TOPIC", "RMQ_SYS_QUARANTINE_TOPIC"}
+
+
+def test_forwarders_and_producers_create_the_level_and_system_topics() -> None:
+    parking = delay_topology(levels=LEVELS_2, namespace="ns", max_message_size=SIZE)
+    full = _full()
+    assert _planned(parking) == {k: v for k, v in full.items() if not k.endswith("%G")}
+
+
+def test_client_topologies_validate_like_the_full_one() -> None:
+    with pytest.raises(InvalidNameError):
+        delay_topology(levels=LEVELS_2, namespace="rmq")
+    with pytest.raises(ConfigError, match="max_message_size"):
+        consumer_topology(
+            "G", levels=LEVELS_2, broadcasting=False, dead_letter=True, max_message_size=0
+        )
