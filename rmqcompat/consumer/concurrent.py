@@ -53,7 +53,8 @@ class ConcurrentConsumeService:
                 continue
             queue, pq = state.queue, state.pq
             if size == 1:  # RocketMQ's default: one message per listener call
-                out += [ConsumeBatch(key, queue, pq, [m]) for m in msgs]
+                # the stored count given here: no per-batch list comprehension
+                out += [ConsumeBatch(key, queue, pq, [m], [m.reconsume_times]) for m in msgs]
             else:
                 out += [
                     ConsumeBatch(key, queue, pq, msgs[i : i + size])
