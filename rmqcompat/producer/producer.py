@@ -225,11 +225,13 @@ class DefaultMQProducer(Lifecycle):
     ) -> SendFuture:
         """Send without waiting for the broker; the future gets the one outcome.
 
-        The returned :class:`SendFuture` is a ``concurrent.futures.Future`` (a send cannot
-        be cancelled: ``cancel()`` returns False). ``callback(result_or_exception)`` runs
-        exactly once, on a producer thread, before callbacks added to the future. Blocks
-        only while librdkafka's local queue is full (backpressure, at most
-        ``send_msg_timeout``) and the first time a topic is seen (a metadata request).
+        The returned :class:`SendFuture` has ``Future``'s methods (a send cannot be
+        cancelled: ``cancel()`` returns False); ``as_future()`` gives a genuine
+        ``concurrent.futures.Future`` for ``wait``/``as_completed``/``asyncio``.
+        ``callback(result_or_exception)`` runs exactly once, on a producer thread, before
+        callbacks added to the future. Blocks only while librdkafka's local queue is full
+        (backpressure, at most ``send_msg_timeout``) and the first time a topic is seen (a
+        metadata request).
 
         Raises:
             ClientStateError, InvalidNameError, MessageTooLargeError, ConfigError: as

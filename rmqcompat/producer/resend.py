@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import Future, wait
 
 from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.message import Message
 from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.pipeline import Pipeline
-from rmqcompat.producer.send_result import SendResult
+from rmqcompat.producer.send_future import SendFuture
 from rmqcompat.producer.spool import Spool, SpoolEntry
 from rmqcompat.topics.naming import from_kafka_topic
 
@@ -65,11 +64,11 @@ class Resender:
             raise ConfigError("this producer has no spool_dir")
         with self._pass_lock:
             futures = [self._submit(entry) for entry in self._spool.list()]
-            wait(futures)
-        sent = sum(1 for future in futures if future.exception() is None)
+            # exception() waits for each outcome: together, for all of them
+            sent = sum(1 for future in futures if future.exception() is None)
         return sent, len(futures) - sent
 
-    def _submit(self, entry: SpoolEntry) -> Future[SendResult]:
+    def _submit(self, entry: SpoolEntry) -> SendFuture:
         logical = _logical_topic(entry.record.topic)
         pending = PendingSend.of_record(
             entry.record,

@@ -1,4 +1,4 @@
-"""SendFuture: the concurrent.futures.Future contract send_async relies on, without a broker."""
+"""SendFuture: the future contract send_async relies on, and a genuine Future on demand."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ def _error() -> RetriableSendError:
 
 def test_is_a_running_future_that_cannot_be_cancelled() -> None:
     future = SendFuture()
-    assert isinstance(future, Future)
     assert future.running() and not future.done()
     assert future.cancel() is False and not future.cancelled()
 
@@ -70,7 +69,7 @@ def test_outcome_callback_then_done_callbacks_each_run_exactly_once() -> None:
 def test_failing_callback_is_logged_and_does_not_stop_the_others(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    seen: list[Future[SendResult]] = []
+    seen: list[SendFuture] = []
     future = SendFuture(on_outcome=lambda _: 1 / 0)
     future.add_done_callback(seen.append)
     future.set_exception(_error())
@@ -88,22 +87,34 @@ def test_waiting_thread_is_woken() -> None:
     assert results == [future.result()]
 
 
-def test_works_with_wait_and_as_completed() -> None:
-    futures = [SendFuture() for _ in range(3)]
-    timer = threading.Timer(0.05, futures[1].set_delivered, args=(DELIVERY,))
+def test_as_future_is_a_genuine_future_for_wait_and_as_completed() -> None:
+    sends = [SendFuture() for _ in range(3)]
+    futures = [send.as_future() for send in sends]
+    assert all(isinstance(f, Future) and f.running() for f in futures)
+    timer = threading.Timer(0.05, sends[1].set_delivered, args=(DELIVERY,))
     timer.start()
     done, not_done = wait(futures, timeout=5, return_when=FIRST_COMPLETED)
     assert done == {futures[1]} and len(not_done) == 2
-    futures[0].set_exception(_error())
-    futures[2].set_delivered(DELIVERY)
+    sends[0].set_exception(error := _error())
+    sends[2].set_delivered(DELIVERY)
     assert set(as_completed(futures, timeout=5)) == set(futures)
+    assert futures[0].exception() is error
+    assert futures[2].result() is sends[2].result()
 
 
-def test_works_with_asyncio_wrap_future() -> None:
-    future = SendFuture()
+def test_as_future_after_the_outcome_is_already_done() -> None:
+    send = SendFuture()
+    send.set_delivered(DELIVERY)
+    future = send.as_future()
+    assert future.done() and future.result() is send.result()
+    assert future.cancel() is False  # running before it got the outcome: never cancellable
+
+
+def test_as_future_works_with_asyncio_wrap_future() -> None:
+    send = SendFuture()
 
     async def main() -> SendResult:
-        asyncio.get_running_loop().call_later(0.01, future.set_delivered, DELIVERY)
-        return await asyncio.wrap_future(future)
+        asyncio.get_running_loop().call_later(0.01, send.set_delivered, DELIVERY)
+        return await asyncio.wrap_future(send.as_future())
 
     assert asyncio.run(main()).queue_offset == 41

@@ -1,12 +1,11 @@
-"""SendFuture is a genuine concurrent.futures.Future: the standard library's own code sees
-the same state as SendFuture's methods, callbacks run exactly once, and the timeout and
-cancel rules hold. A reimplementation of Future's private protocol fails these."""
+"""SendFuture's contract under concurrency: one outcome, seen the same way by every
+method and thread, callbacks exactly once, timeouts and the no-cancel rule."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import InvalidStateError
 from typing import Any
 
 import pytest
@@ -22,48 +21,75 @@ def _error() -> FatalSendError:
     return FatalSendError("refused", Message("T", b"x"), code="_MSG_SIZE_TOO_LARGE")
 
 
-def test_future_base_methods_see_the_same_outcome() -> None:
+def test_every_method_sees_the_same_outcome() -> None:
     future, failed = SendFuture(), SendFuture()
-    seen: list[Future[object]] = []
-    Future.add_done_callback(future, seen.append)
-    assert not Future.done(future)
+    seen: list[SendFuture] = []
+    future.add_done_callback(seen.append)
+    assert not future.done()
     future.set_delivered(DELIVERY)
     failed.set_exception(error := _error())
-    assert Future.done(future) and seen == [future]
-    assert Future.exception(future, timeout=0) is None
-    assert Future.exception(failed, timeout=0) is error
+    assert future.done() and seen == [future]
+    assert future.exception(timeout=0) is None
+    assert failed.exception(timeout=0) is error and failed.done()
     with pytest.raises(FatalSendError):
-        Future.result(failed, timeout=0)
+        failed.result(timeout=0)
+    assert future.result(timeout=0).msg_id == "ID1"
 
 
-def test_base_wait_times_out_then_wakes() -> None:
+def test_wait_times_out_then_wakes_every_waiter() -> None:
     future = SendFuture()
     with pytest.raises(TimeoutError):
-        Future.exception(future, timeout=0.01)
-    with pytest.raises(TimeoutError):
         future.exception(timeout=0.01)
+    with pytest.raises(TimeoutError):
+        future.result(timeout=0.01)
+    woken: list[object] = []
+    waiters = [
+        threading.Thread(target=lambda: woken.append(future.exception(timeout=5))) for _ in range(3)
+    ]
+    for w in waiters:
+        w.start()
     threading.Timer(0.02, future.set_exception, args=(_error(),)).start()
-    assert isinstance(Future.exception(future, timeout=5), FatalSendError)
+    for w in waiters:
+        w.join(5)
+    assert len(woken) == 3 and all(isinstance(e, FatalSendError) for e in woken)
 
 
-def test_callbacks_run_exactly_once_when_outcomes_race() -> None:
+def test_concurrent_readers_get_the_same_send_result_object() -> None:
+    for _ in range(50):
+        future = SendFuture()
+        future.set_delivered(DELIVERY)
+        results: list[object] = []
+        readers = [_reader(future, results) for _ in range(4)]
+        for r in readers:
+            r.start()
+        for r in readers:
+            r.join(5)
+        assert len(results) == 4 and all(r is results[0] for r in results)
+
+
+def _reader(future: SendFuture, results: list[object]) -> threading.Thread:
+    return threading.Thread(target=lambda: results.append(future.result()))
+
+
+def test_callbacks_run_exactly_once_when_outcomes_and_callbacks_race() -> None:
     for _ in range(50):
         outcomes: list[object] = []
         done: list[object] = []
         future = SendFuture(on_outcome=outcomes.append)
-        future.add_done_callback(done.append)
         refused: list[BaseException] = []
 
         threads = [
             threading.Thread(target=_complete, args=(refused, future.set_delivered, DELIVERY)),
+            threading.Thread(target=future.add_done_callback, args=(done.append,)),
             threading.Thread(target=_complete, args=(refused, future.set_exception, _error())),
+            threading.Thread(target=future.add_done_callback, args=(done.append,)),
             threading.Thread(target=_complete, args=(refused, future.set_delivered, DELIVERY)),
         ]
         for t in threads:
             t.start()
         for t in threads:
             t.join(5)
-        assert len(refused) == 2 and len(outcomes) == 1 and done == [future]
+        assert len(refused) == 2 and len(outcomes) == 1 and done == [future, future]
         error = future.exception()
         assert outcomes == [error if error is not None else future.result()]
 
@@ -71,10 +97,14 @@ def test_callbacks_run_exactly_once_when_outcomes_race() -> None:
 def test_cannot_be_cancelled_before_or_after_its_outcome() -> None:
     future = SendFuture()
     assert future.running() and future.cancel() is False and not future.cancelled()
-    assert Future.cancel(future) is False and not Future.cancelled(future)
     future.set_delivered(DELIVERY)
     assert not future.running() and future.cancel() is False and not future.cancelled()
     assert future.result().msg_id == "ID1"
+
+
+def test_set_exception_needs_an_exception() -> None:
+    with pytest.raises(TypeError):
+        SendFuture().set_exception("boom")  # type: ignore[arg-type]
 
 
 def _complete(refused: list[BaseException], setter: Callable[[Any], None], arg: object) -> None:
