@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import click
+
+from rmqcompat.config import ClientConfig
 
 
 @dataclass(frozen=True)
@@ -12,7 +17,35 @@ class CliContext:
     Attributes:
         bootstrap_servers: Kafka ``bootstrap.servers``; ``None`` when not configured.
         namespace: prefix that isolates this deployment's internal topics and groups.
+        kafka_config: librdkafka settings from ``--config`` and ``-X`` (``-X`` wins).
+        timeout_s: how long a command waits for a broker to answer before it fails.
     """
 
     bootstrap_servers: str | None
     namespace: str
+    kafka_config: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 10.0
+
+    def client_config(self) -> ClientConfig:
+        """The client settings of a command that talks to a broker.
+
+        Raises:
+            click.UsageError: no bootstrap servers are configured.
+            ConfigError / InvalidNameError: a setting or the namespace is invalid.
+        """
+        if not self.bootstrap_servers:
+            raise click.UsageError(
+                "no Kafka cluster: pass --bootstrap-servers or set RMQCOMPAT_BOOTSTRAP_SERVERS"
+            )
+        return ClientConfig(
+            self.bootstrap_servers,
+            namespace=self.namespace,
+            kafka_config=self.kafka_config,
+            start_timeout_s=self.timeout_s,
+        )
+
+
+def current() -> CliContext:
+    """The global options of the running command (defaults outside the ``rmqcompat`` group)."""
+    obj = click.get_current_context().find_object(CliContext)
+    return obj if obj is not None else CliContext(bootstrap_servers=None, namespace="")

@@ -5,35 +5,25 @@ from __future__ import annotations
 import logging
 import signal
 from types import FrameType
-from typing import Any
 
 import click
 
 from rmqcompat.cli.context import CliContext
+from rmqcompat.cli.settings import parse_passthrough
 from rmqcompat.forwarder import DelayForwarder
 from rmqcompat.forwarder.holding import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_BYTES
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 
 
-def parse_passthrough(pairs: tuple[str, ...]) -> dict[str, Any]:
-    """``-X key=value`` options as a librdkafka settings dict.
-
-    Raises:
-        click.BadParameter: an option has no ``=`` or an empty key.
-    """
-    settings: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{pair!r} is not key=value", param_hint="-X")
-        settings[key.strip()] = value
-    return settings
-
-
 @click.group(name="forwarder")
 def forwarder() -> None:
-    """The delay-forwarder: delivers parked (retry, delayed, timer) messages when due."""
+    """The delay-forwarder: delivers parked (retry, delayed, timer) messages when due.
+
+    \b
+    Example:
+      rmqcompat --bootstrap-servers kafka:9092 forwarder run
+    """
 
 
 @forwarder.command(name="run")
@@ -71,7 +61,12 @@ def forwarder() -> None:
     show_default=True,
     help="Bytes (values + keys + headers) held per partition before it is paused.",
 )
-@click.option("-X", "passthrough", multiple=True, help="librdkafka setting key=value (repeatable).")
+@click.option(
+    "-X",
+    "passthrough",
+    multiple=True,
+    help="librdkafka setting key=value (repeatable; wins over the global -X and --config).",
+)
 @click.pass_obj
 def run(
     obj: CliContext,
@@ -85,8 +80,12 @@ def run(
 ) -> None:
     """Forward due records until SIGTERM or Ctrl-C, then commit what was delivered and exit.
 
-    A failure to start (bad settings or -X, broker unreachable, metrics port in use) is
-    one line on stderr and an exit code (see ``rmqcompat --help``); nothing is created.
+    A failure to start is one line on stderr, and nothing is created: exit 2 for bad
+    settings or -X, 1 for an unreachable broker or a metrics port in use.
+
+    \b
+    Example:
+      rmqcompat --bootstrap-servers kafka:9092 forwarder run --metrics-port 9400
     """
     if not obj.bootstrap_servers:
         raise click.UsageError("--bootstrap-servers (or RMQCOMPAT_BOOTSTRAP_SERVERS) is required")
@@ -95,7 +94,7 @@ def run(
         obj.bootstrap_servers,
         obj.namespace,
         message_delay_level,
-        parse_passthrough(passthrough),
+        {**obj.kafka_config, **parse_passthrough(passthrough)},
         metrics_port=metrics_port,
         metrics_host=metrics_host,
         max_message_size=max_message_size,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from rmqcompat.cli.context import CliContext
+from rmqcompat.cli.output import emit_json, emit_table
 from rmqcompat.producer import DefaultMQProducer, Spool, SpoolEntry
 
 _DIR = click.option(
@@ -24,6 +23,10 @@ def spool() -> None:
 
     Files that cannot be read are named on stderr, left in place, and make the command
     exit with status 1.
+
+    \b
+    Example:
+      rmqcompat spool list --dir /var/spool/orders
     """
 
 
@@ -37,12 +40,17 @@ def _readable(directory: str) -> tuple[list[SpoolEntry], int]:
 
 @spool.command(name="list")
 @_DIR
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def list_entries(directory: str, as_json: bool) -> None:
-    """List spooled messages, oldest first (works without a broker)."""
+    """List spooled messages, oldest first (works without a broker).
+
+    \b
+    Example:
+      rmqcompat spool list --dir /var/spool/orders --json
+    """
     entries, unreadable = _readable(directory)
-    for entry in entries:
-        row = {
+    rows = [
+        {
             "msg_id": entry.msg_id,
             "topic": entry.record.topic,
             "bytes": len(entry.record.value),
@@ -50,10 +58,12 @@ def list_entries(directory: str, as_json: bool) -> None:
             "code": entry.code,
             "attempts": entry.attempts,
         }
-        if as_json:
-            click.echo(json.dumps(row))
-        else:
-            click.echo("\t".join(str(value) for value in row.values()))
+        for entry in entries
+    ]
+    if as_json:
+        emit_json({"entries": rows, "unreadable": unreadable})
+    elif rows:
+        emit_table(list(rows[0]), [list(row.values()) for row in rows])
     if unreadable:
         raise SystemExit(1)
 
@@ -66,6 +76,10 @@ def resend(obj: CliContext, directory: str) -> None:
 
     Records go to the Kafka topic they were spooled for (their namespace included).
     Exits with status 1 if some messages are still spooled or some files are unreadable.
+
+    \b
+    Example:
+      rmqcompat --bootstrap-servers kafka:9092 spool resend --dir /var/spool/orders
     """
     if not obj.bootstrap_servers:
         raise click.UsageError("--bootstrap-servers (or RMQCOMPAT_BOOTSTRAP_SERVERS) is required")
@@ -74,6 +88,7 @@ def resend(obj: CliContext, directory: str) -> None:
         "rmqcompat-spool-cli",
         obj.bootstrap_servers,
         namespace=obj.namespace,
+        kafka_config=obj.kafka_config,
         spool_dir=directory,
         spool_resend_interval_s=None,
     )

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from rmqcompat.cli.context import CliContext
-from rmqcompat.config import ClientConfig
-from rmqcompat.errors import RmqCompatError, TopologyError
+from rmqcompat.cli.context import CliContext, current
+from rmqcompat.cli.inspect import describe_topics
+from rmqcompat.cli.output import emit_json, emit_table
+from rmqcompat.errors import TopologyError
 from rmqcompat.forwarder.settings import forwarder_group
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
+from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import (
@@ -59,14 +61,6 @@ def _topology_options(command: F) -> F:
     return command
 
 
-@contextmanager
-def _as_click_errors() -> Iterator[None]:
-    try:
-        yield
-    except RmqCompatError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
 def _parse_partitions(values: tuple[str, ...]) -> dict[str, int]:
     parsed: dict[str, int] = {}
     for value in values:
@@ -90,30 +84,30 @@ def _topology(ctx: CliContext, options: dict[str, Any]) -> Topology:
 
 
 def _admin_settings(ctx: CliContext) -> dict[str, Any]:
-    if not ctx.bootstrap_servers:
-        raise click.UsageError(
-            "no Kafka cluster: pass --bootstrap-servers or set RMQCOMPAT_BOOTSTRAP_SERVERS"
-        )
-    return ClientConfig(ctx.bootstrap_servers, namespace=ctx.namespace).librdkafka("admin")
-
-
-def _context() -> CliContext:
-    obj = click.get_current_context().find_object(CliContext)
-    return obj if obj is not None else CliContext(bootstrap_servers=None, namespace="")
+    return ctx.client_config().librdkafka("admin")
 
 
 @click.group(name="topics")
 def topics() -> None:
-    """Show, create and verify the Kafka topics behind RocketMQ's logical names."""
+    """Show, create and verify the Kafka topics behind RocketMQ's logical names.
+
+    \b
+    Example:
+      rmqcompat topics names --group G --topic Orders
+    """
 
 
 @topics.command(name="names")
 @_topology_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def names(as_json: bool, **options: Any) -> None:
-    """Print every logical name of the topology with its physical Kafka name."""
-    with _as_click_errors():
-        mapping = _topology(_context(), options).names()
+    """Print every logical name of the topology with its physical Kafka name (no broker).
+
+    \b
+    Example:
+      rmqcompat --namespace prod topics names --group G --topic Orders --json
+    """
+    mapping = _topology(current(), options).names()
     if as_json:
         click.echo(json.dumps(mapping, indent=2))
     else:
@@ -124,11 +118,15 @@ def names(as_json: bool, **options: Any) -> None:
 @topics.command(name="create")
 @_topology_options
 def create(**options: Any) -> None:
-    """Create the missing topics of the topology (idempotent)."""
-    ctx = _context()
-    with _as_click_errors():
-        topology = _topology(ctx, options)
-        result = provision_topology(_admin_settings(ctx), topology)
+    """Create the missing topics of the topology (idempotent).
+
+    \b
+    Example:
+      rmqcompat topics create --group G --topic Orders --partitions business=8
+    """
+    ctx = current()
+    topology = _topology(ctx, options)
+    result = provision_topology(_admin_settings(ctx), topology)
     for name in result.created:
         click.echo(f"created\t{name}")
     for name in result.existing:
@@ -143,17 +141,44 @@ def verify(**options: Any) -> None:
     Also lists the namespace's level topics that no forwarder consumes (their parked
     messages wait until one does); those are warnings, not mismatches, so the check
     passes before the forwarders start.
+
+    \b
+    Example:
+      rmqcompat topics verify --group G --topic Orders
     """
-    ctx = _context()
-    with _as_click_errors():
-        topology = _topology(ctx, options)
-        report = verify_topology(_admin_settings(ctx), topology)
+    ctx = current()
+    topology = _topology(ctx, options)
+    report = verify_topology(_admin_settings(ctx), topology)
     for item in report.unchecked:
         click.echo(f"not described by the broker (unchecked): {item}", err=True)
     _echo_unserved(ctx)
     click.echo(str(report))
     if not report.ok:
         raise SystemExit(1)
+
+
+@topics.command(name="describe")
+@_topology_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def describe(as_json: bool, **options: Any) -> None:
+    """Each topic of the topology as the broker has it now: partitions, start and end
+    offsets, retention, and the records waiting (parked on a delay level and not yet
+    forwarded; dead letters).
+
+    \b
+    Example:
+      rmqcompat topics describe --group G --topic Orders --json
+    """
+    ctx = current()
+    topology = _topology(ctx, options)
+    config = ctx.client_config()
+    require_broker(config)
+    states = [dataclasses.asdict(state) for state in describe_topics(config, topology)]
+    if as_json:
+        emit_json({"topics": states})
+        return
+    columns = ("physical", "kind", "exists", "partitions", "end_offsets", "retention_ms", "waiting")
+    emit_table(columns, [[state[c] for c in columns] for state in states])
 
 
 def _echo_unserved(ctx: CliContext) -> None:

@@ -13,6 +13,7 @@ logical (RocketMQ)           physical (Kafka), before the namespace
 ``%SCHEDULE%10s``            ``rmq.delay.10s`` (one topic per delay level)
 ``RMQ_SYS_TRACE_TOPIC``      ``rmq.trace``
 ``RMQ_SYS_QUARANTINE_TOPIC`` ``rmq.quarantine``
+``RMQ_SYS_REPLAY_LOG``       ``rmq.replay-log`` (the dead-letter replay ledger)
 any other name with ``%|``   ``rmq.x.<esc name>``
 ===========================  =========================================
 
@@ -37,6 +38,7 @@ DLQ_PREFIX = "%DLQ%"
 SCHEDULE_PREFIX = "%SCHEDULE%"
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 QUARANTINE_TOPIC = "RMQ_SYS_QUARANTINE_TOPIC"
+REPLAY_LOG_TOPIC = "RMQ_SYS_REPLAY_LOG"
 
 RESERVED = "rmq"
 KAFKA_MAX_LENGTH = 249
@@ -53,7 +55,11 @@ _KAFKA_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 _DURATION = re.compile(r"[1-9][0-9]*(ms|s|m|h|d)")
 _ESCAPES = {"%": ".25", "|": ".7c"}
 _UNESCAPES = {value: key for key, value in _ESCAPES.items()}
-_FIXED = {TRACE_TOPIC: "trace", QUARANTINE_TOPIC: "quarantine"}
+_FIXED = {
+    TRACE_TOPIC: "trace",
+    QUARANTINE_TOPIC: "quarantine",
+    REPLAY_LOG_TOPIC: "replay-log",
+}
 _PREFIXED = {RETRY_PREFIX: "retry", DLQ_PREFIX: "dlq"}
 
 

@@ -1,10 +1,13 @@
-"""Push consumers: RocketMQ's concurrent and broadcasting consumption on Kafka."""
+"""Push consumers: RocketMQ's concurrent, orderly and broadcasting consumption on Kafka."""
 
 from rmqcompat.consumer.listener import (
     ConsumeConcurrentlyContext,
     ConsumeConcurrentlyStatus,
     ConsumeFromWhere,
+    ConsumeOrderlyContext,
+    ConsumeOrderlyStatus,
     MessageListenerConcurrently,
+    MessageListenerOrderly,
     MessageModel,
 )
 from rmqcompat.consumer.push_consumer import ConsumerFailedError, DefaultMQPushConsumer
@@ -14,9 +17,12 @@ __all__ = [
     "ConsumeConcurrentlyContext",
     "ConsumeConcurrentlyStatus",
     "ConsumeFromWhere",
+    "ConsumeOrderlyContext",
+    "ConsumeOrderlyStatus",
     "ConsumerFailedError",
     "ConsumerSettings",
     "DefaultMQPushConsumer",
     "MessageListenerConcurrently",
+    "MessageListenerOrderly",
     "MessageModel",
 ]

@@ -6,6 +6,7 @@ with such a ``consume_message`` method. ``None`` or an exception means RECONSUME
 
 from __future__ import annotations
 
+import abc
 import enum
 import logging
 from collections.abc import Callable, Sequence
@@ -76,6 +77,51 @@ class MessageListenerConcurrently(Protocol):
     def consume_message(
         self, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
     ) -> ConsumeConcurrentlyStatus | None: ...
+
+
+class ConsumeOrderlyStatus(enum.Enum):
+    """What an orderly listener returns for its batch (RocketMQ's deprecated binlog-only
+    ROLLBACK and COMMIT are not offered)."""
+
+    SUCCESS = "SUCCESS"
+    SUSPEND_CURRENT_QUEUE_A_MOMENT = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
+
+
+#: RocketMQ's ``suspendCurrentQueueTimeMillis``: the pause before a suspended batch is
+#: consumed again, unless its context says otherwise.
+DEFAULT_SUSPEND_CURRENT_QUEUE_TIME_MILLIS = 1000
+
+
+@dataclass
+class ConsumeOrderlyContext:
+    """What an orderly listener may read and set for the batch it is given.
+
+    Attributes:
+        message_queue: the queue (topic, partition) the batch came from.
+        suspend_current_queue_time_millis: after SUSPEND_CURRENT_QUEUE_A_MOMENT (or None,
+            or an exception), the same batch is consumed again after this many
+            milliseconds, clamped to 10..30000 as RocketMQ does; -1 (the initial value)
+            means the default, 1000 ms.
+    """
+
+    message_queue: MessageQueue
+    suspend_current_queue_time_millis: int = -1
+
+
+class MessageListenerOrderly(abc.ABC):
+    """Base class of orderly listeners: registering one makes the consumer orderly.
+
+    Each partition is consumed by one listener call at a time, in offset order (other
+    partitions in parallel); a suspended batch is retried in place, so the messages
+    after it wait (see README, "Orderly consumption").
+    """
+
+    @abc.abstractmethod
+    def consume_message(
+        self, msgs: list[MessageExt], context: ConsumeOrderlyContext
+    ) -> ConsumeOrderlyStatus | None:
+        """Consume ``msgs`` (one partition, in offset order). None or an exception
+        counts as SUSPEND_CURRENT_QUEUE_A_MOMENT."""
 
 
 def as_callable(listener: object) -> ListenerFn:

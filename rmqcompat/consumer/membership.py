@@ -68,6 +68,9 @@ class Membership:
         self._stored: Mapping[Key, int] = {}  # BROADCASTING: the offset file read at start
         self._now_ms = now_ms
         self._timestamp_ms = default_timestamp_ms(settings.consume_timestamp_ms, now_ms())
+        #: Called with the partitions about to be revoked, before their offsets are committed
+        #: (orderly consumption waits there for their running listener calls to end).
+        self.before_revoke: Callable[[list[Key]], None] = lambda keys: None
 
     def on_assign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         try:
@@ -87,8 +90,12 @@ class Membership:
             self._partitions.persist_starts()  # a new group's start is durable at once
 
     def on_revoke(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
+        keys = [(tp.topic, tp.partition) for tp in tps]
         try:
-            self._partitions.drop([(tp.topic, tp.partition) for tp in tps], commit=True)
+            try:
+                self.before_revoke(keys)
+            finally:
+                self._partitions.drop(keys, commit=True)
         finally:
             self._unassign(consumer, tps)
 

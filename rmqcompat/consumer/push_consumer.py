@@ -18,9 +18,15 @@ from rmqcompat.consumer.concurrent import ConcurrentConsumeService
 from rmqcompat.consumer.consume_service import ConsumeService
 from rmqcompat.consumer.dispatch import WorkerPool
 from rmqcompat.consumer.engine import Engine
-from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel, as_callable
+from rmqcompat.consumer.listener import (
+    ConsumeFromWhere,
+    MessageListenerOrderly,
+    MessageModel,
+    as_callable,
+)
 from rmqcompat.consumer.membership import Membership
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
+from rmqcompat.consumer.orderly import OrderlyConsumeService, orderly_policy
 from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import RecordSink, SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
@@ -129,6 +135,7 @@ class DefaultMQPushConsumer(Lifecycle):
         self._topology = topology or TopologySpec()
         self._subs = Subscriptions(group, namespace)
         self._listener: Any = None
+        self._orderly = False
         self._engine: Engine | None = None
         self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None
@@ -143,9 +150,12 @@ class DefaultMQPushConsumer(Lifecycle):
         self._subs.add(topic, expression)
 
     def register_message_listener(self, listener: Any) -> None:
-        """A callable ``(msgs, context) -> status`` or an object with ``consume_message``."""
+        """A callable ``(msgs, context) -> status`` or an object with ``consume_message``;
+        a :class:`MessageListenerOrderly` makes the consumer orderly (README, "Orderly
+        consumption")."""
         self._require("created", "register_message_listener")
         self._listener = as_callable(listener)
+        self._orderly = isinstance(listener, MessageListenerOrderly)
 
     def start(self) -> None:
         """Create internal topics, join the group (or assign all partitions), consume.
@@ -164,12 +174,10 @@ class DefaultMQPushConsumer(Lifecycle):
         if not s.broadcasting:
             self._subs.add_own_retry()
         provision_topology(s.client.librdkafka("admin"), internal_topology(s, self._topology))
-        pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
         self._contact = BrokerContact(s.broker_contact_timeout_s)
         consumer, partitions, membership = self._connect(self._contact)
         sink = RecordSink(self._contact.observe(producer_config(s)))
-        sendback = SendBack(sink, s.retry_policy(), s.client.namespace)
-        self._service = ConcurrentConsumeService(s, pool, sendback, partitions, time.monotonic)
+        self._service = self._consume_service(sink, partitions, membership)
         self._engine = Engine(
             s,
             self._subs,
@@ -185,6 +193,21 @@ class DefaultMQPushConsumer(Lifecycle):
         )
         self._state = "started"
         self._thread.start()
+
+    def _consume_service(
+        self, sink: RecordSink, partitions: Partitions, membership: Membership
+    ) -> ConsumeService:
+        s = self.settings
+        if self._orderly:
+            sendback = SendBack(sink, orderly_policy(s), s.client.namespace)
+            orderly = OrderlyConsumeService(
+                s, self._listener, sendback, partitions, stopping=lambda: self._state != "started"
+            )
+            membership.before_revoke = orderly.release
+            return orderly
+        pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
+        sendback = SendBack(sink, s.retry_policy(), s.client.namespace)
+        return ConcurrentConsumeService(s, pool, sendback, partitions, time.monotonic)
 
     def _connect(self, contact: BrokerContact) -> tuple[Consumer, Partitions, Membership]:
         s = self.settings

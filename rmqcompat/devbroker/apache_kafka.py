@@ -236,7 +236,8 @@ def command(java: str, jars: Path, config: Path) -> list[str]:
 def _format(java: str, jars: Path, config: Path) -> None:
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
     argv = [java, *_jvm_options(), "-cp", _classpath(jars), "kafka.tools.StorageTool"]
-    argv += ["format", "-t", cluster_id, "-c", str(config)]
+    # one "--cluster-id=" argument: an id may start with "-" (1 in 64), read as an option
+    argv += ["format", f"--cluster-id={cluster_id}", "-c", str(config)]
     result = _run(argv, _FORMAT_TIMEOUT_S)
     if result.returncode != 0:
         raise KafkaRuntimeError(

@@ -8,7 +8,7 @@ import socket
 from click.testing import CliRunner
 from confluent_kafka.admin import AdminClient
 
-from rmqcompat.cli.main import EXIT_BAD_SETTINGS, EXIT_LOCAL_RESOURCE, main
+from rmqcompat.cli.main import EXIT_FAILED, EXIT_USAGE, main
 
 
 def _topics(bootstrap: str, namespace: str) -> list[str]:
@@ -32,14 +32,14 @@ def test_busy_metrics_port_is_one_line_an_exit_code_and_creates_no_topic(
         result = _forwarder(
             kafka_bootstrap, namespace, "--metrics-port", str(busy.getsockname()[1])
         )
-    assert result.exit_code == EXIT_LOCAL_RESOURCE
+    assert result.exit_code == EXIT_FAILED
     assert result.stderr.count("\n") == 1
     assert _topics(kafka_bootstrap, namespace) == []
 
 
 def test_bad_passthrough_value_creates_no_topic(kafka_bootstrap, namespace):
     result = _forwarder(kafka_bootstrap, namespace, "-X", "fetch.wait.max.ms=soon")
-    assert result.exit_code == EXIT_BAD_SETTINGS
+    assert result.exit_code == EXIT_USAGE
     assert result.stderr.count("\n") == 1
     assert "fetch.wait.max.ms" in result.stderr
     assert _topics(kafka_bootstrap, namespace) == []

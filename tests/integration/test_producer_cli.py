@@ -28,7 +28,7 @@ def test_spool_list_then_resend_delivers_and_empties_the_spool(
 
     listed = runner.invoke(spool, ["list", "--dir", str(tmp_path), "--json"], obj=context)
     assert listed.exit_code == 0, listed.output
-    [row] = [json.loads(line) for line in listed.output.splitlines()]
+    [row] = json.loads(listed.output)["entries"]
     assert (row["msg_id"], row["topic"], row["bytes"]) == ("CLI-ID-1", physical, 1)
 
     resent = runner.invoke(spool, ["resend", "--dir", str(tmp_path)], obj=context)

@@ -123,3 +123,25 @@ def test_cli_without_java_prints_one_line_and_no_traceback(empty_path: Path) -> 
     assert result.stderr.startswith("Error: the kafka dev broker needs Java")
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def test_a_cluster_id_starting_with_a_dash_is_not_read_as_an_option(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """url-safe base64 of a random uuid starts with "-" once in 64 formats."""
+    import subprocess
+    import uuid
+
+    seen: list[list[str]] = []
+
+    def run(argv: list[str], _timeout: float) -> subprocess.CompletedProcess[str]:
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(apache_kafka, "_run", run)
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(bytes=b"\xf8" + b"\x00" * 15))
+    apache_kafka._format("java", tmp_path, tmp_path / "server.properties")
+    (argv,) = seen
+    ids = [a for a in argv if a.startswith("--cluster-id=")]
+    assert ids == ["--cluster-id=-AAAAAAAAAAAAAAAAAAAAA"]
+    assert "-t" not in argv

@@ -1,0 +1,100 @@
+"""The record a replay sends for a dead letter (pure).
+
+Default target ``retry``: ``%RETRY%<group>``, so only the failing group consumes it again;
+``RETRY_TOPIC`` names the original topic, which is the topic the group's consumer shows
+(RocketMQ's retry-topic reset, :func:`rmqcompat.consumer.inbound.reset_retry_topic`).
+Target ``original``: the original topic, for every group subscribed to it.
+
+Either way the message starts over: ``RECONSUME_TIME`` is 0, the properties of its last
+trip (``MAX_RECONSUME_TIMES``, parking, delivery) are dropped, it gets a new message id
+(``UNIQ_KEY``) while ``ORIGIN_MESSAGE_ID`` keeps the first one, and ``REPLAY_ID`` /
+``REPLAY_TIME`` name the replay (its ledger entry). Body, key, and every other header
+(tags, keys, born time, user properties) are kept byte for byte.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from rmqcompat import properties as props
+from rmqcompat.dlq.ledger import REPLAY_ID, REPLAY_TIME
+from rmqcompat.dlq.model import DeadLetter
+from rmqcompat.errors import ConfigError, InvalidNameError
+from rmqcompat.topics.naming import retry_topic, to_kafka_topic, validate_topic
+from rmqcompat.wire import OutgoingRecord
+
+Target = Literal["retry", "original"]
+TARGETS: tuple[Target, ...] = ("retry", "original")
+
+# a replay sends to one or a few topics, thousands of times
+_kafka_topic = lru_cache(maxsize=1024)(to_kafka_topic)
+
+_DROPPED = (
+    props.MAX_RECONSUME_TIMES,
+    props.DUE_TIME,
+    props.DELAY,
+    props.REAL_TOPIC,
+    props.REAL_QID,
+    props.TIMER_DELIVER_MS,
+    props.CONSUME_START_TIME,
+)
+_REPLACED = frozenset({*_DROPPED, props.UNIQ_KEY, props.RECONSUME_TIME, REPLAY_ID, REPLAY_TIME})
+_REPLACED_ORIGINAL = _REPLACED | {props.RETRY_TOPIC}
+
+
+def replay_topic(letter: DeadLetter, target: Target) -> str:
+    """The logical topic the replay of ``letter`` goes to.
+
+    Raises:
+        ConfigError: the dead letter does not say its original topic (no ``RETRY_TOPIC``),
+            or names an illegal one.
+    """
+    try:
+        return _destination(letter.group, letter.original_topic, target)
+    except InvalidNameError as exc:
+        raise ConfigError(
+            f"dead letter {letter.dlq_id} has no usable original topic ({props.RETRY_TOPIC}: "
+            f"{exc}); it cannot be replayed"
+        ) from None
+
+
+@lru_cache(maxsize=1024)  # a replay asks for the same one or few topics thousands of times
+def _destination(group: str, original: str, target: Target) -> str:
+    validate_topic(original)
+    return retry_topic(group) if target == "retry" else original
+
+
+def replay_record(
+    letter: DeadLetter,
+    target: Target,
+    namespace: str,
+    *,
+    new_msg_id: str,
+    replay_id: str,
+    when_ms: int,
+    topic: str | None = None,
+) -> OutgoingRecord:
+    """The record that replays ``letter`` (see the module's docstring); ``topic``, if
+    given, is :func:`replay_topic`'s answer, already known.
+
+    Raises:
+        ConfigError: see :func:`replay_topic`.
+    """
+    if topic is None:
+        topic = replay_topic(letter, target)
+    replaced = _REPLACED_ORIGINAL if target == "original" else _REPLACED
+    # the other headers go as they are, byte for byte (user properties included)
+    headers = [header for header in letter.headers if header[0] not in replaced]
+    present = {name for name, _ in letter.headers}
+    if props.ORIGIN_MESSAGE_ID not in present:
+        headers.append((props.ORIGIN_MESSAGE_ID, letter.msg_id.encode()))
+    if props.BORN_TIMESTAMP not in present:
+        headers.append((props.BORN_TIMESTAMP, props.encode_int(letter.born_ms).encode()))
+    headers += [
+        (props.UNIQ_KEY, new_msg_id.encode()),
+        (props.RECONSUME_TIME, b"0"),
+        (REPLAY_ID, replay_id.encode()),
+        (REPLAY_TIME, props.encode_int(when_ms).encode()),
+    ]
+    return OutgoingRecord(_kafka_topic(topic, namespace), letter.body, letter.key, headers)

@@ -1,0 +1,211 @@
+"""Dead-letter rules without a broker: times, filters, the ledger format, replay records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rmqcompat import properties as props
+from rmqcompat.dlq.errors import BadTimeError
+from rmqcompat.dlq.filters import DeadLetterFilter, parse_future_time, parse_time
+from rmqcompat.dlq.ledger import REPLAY_ID, REPLAY_TIME, LedgerEntry, ledger_key, ledger_topic
+from rmqcompat.dlq.model import DeadLetter
+from rmqcompat.dlq.replay import ReplayOptions
+from rmqcompat.dlq.republish import replay_record
+from rmqcompat.errors import ConfigError, MalformedHeaderError
+from rmqcompat.topics.naming import REPLAY_LOG_TOPIC, from_kafka_topic, to_kafka_topic
+
+NOW = 1_800_000_000_000
+
+
+def letter(offset: int = 7, dead_ms: int = NOW, **headers: str) -> DeadLetter:
+    base = {
+        props.UNIQ_KEY: "ID1",
+        props.ORIGIN_MESSAGE_ID: "ID0",
+        props.RETRY_TOPIC: "Orders",
+        props.RECONSUME_TIME: "17",
+        props.MAX_RECONSUME_TIMES: "16",
+        props.TAGS: "TA",
+        props.KEYS: "k1 k2",
+        props.BORN_TIMESTAMP: "1000",
+        "user": "u",
+    }
+    base.update(headers)
+    raw = tuple((k, v.encode()) for k, v in base.items() if v != "-")
+    return DeadLetter("G", "ns.rmq.dlq.G", 0, offset, dead_ms, b"body", b"key", raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("90s", NOW - 90_000),
+        ("15m", NOW - 900_000),
+        ("2h", NOW - 7_200_000),
+        ("7d", NOW - 7 * 86_400_000),
+        ("1w", NOW - 604_800_000),
+        ("500ms", NOW - 500),
+        ("2027-01-15T08:00:00Z", 1_800_000_000_000),
+        ("2027-01-15T09:00:00+01:00", 1_800_000_000_000),
+    ],
+)
+def test_parse_time_reads_ages_and_iso_times(text: str, expected: int) -> None:
+    assert parse_time(text, NOW) == expected
+
+
+def test_deliver_times_count_intervals_forward() -> None:
+    assert parse_future_time("10m", NOW) == NOW + 600_000
+    assert parse_future_time("1970-01-01T00:00:02Z", NOW) == 2000
+    with pytest.raises(BadTimeError):
+        parse_future_time("later", NOW)
+
+
+def test_naive_iso_time_is_utc() -> None:
+    assert parse_time("1970-01-01T00:00:01", NOW) == 1000
+
+
+@pytest.mark.parametrize("text", ["", "2 hours", "-2h", "2x", "yesterday", "2026-13-01"])
+def test_malformed_time_names_the_text_and_the_forms(text: str) -> None:
+    with pytest.raises(BadTimeError, match="ISO 8601"):
+        parse_time(text, NOW)
+
+
+def test_filter_criteria_all_apply() -> None:
+    dead = letter(dead_ms=NOW)
+    assert DeadLetterFilter().matches(dead)
+    assert DeadLetterFilter(since_ms=NOW, until_ms=NOW + 1).matches(dead)
+    assert not DeadLetterFilter(since_ms=NOW + 1).matches(dead)
+    assert not DeadLetterFilter(until_ms=NOW).matches(dead)  # until is exclusive
+    assert DeadLetterFilter(keys=frozenset({"k2", "zz"})).matches(dead)
+    assert not DeadLetterFilter(keys=frozenset({"k"})).matches(dead)
+    assert not DeadLetterFilter(tags=frozenset({"TB"})).matches(dead)
+    for wanted in ("ID1", "ID0", "ns.rmq.dlq.G@0@7"):
+        assert DeadLetterFilter(msg_ids=frozenset({wanted})).matches(dead)
+    assert not DeadLetterFilter(msg_ids=frozenset({"ID9"}), tags=frozenset({"TA"})).matches(dead)
+
+
+def test_read_model_derives_fields_from_headers_and_tolerates_bad_ones() -> None:
+    dead = letter()
+    assert (dead.msg_id, dead.origin_msg_id, dead.original_topic) == ("ID1", "ID0", "Orders")
+    assert (dead.tags, dead.keys, dead.reconsume_times, dead.born_ms) == (
+        "TA",
+        ("k1", "k2"),
+        17,
+        1000,
+    )
+    odd = letter(**{props.UNIQ_KEY: "-", props.RECONSUME_TIME: "x", props.BORN_TIMESTAMP: "-"})
+    assert odd.msg_id == "ns.rmq.dlq.G@0@7" and odd.reconsume_times == 0 and odd.born_ms == NOW
+    raw = DeadLetter("G", "t", 0, 0, NOW, b"", None, (("a", None), ("b", b"\xff")))
+    assert raw.properties == {"a": "", "b": "\ufffd"}
+
+
+def test_ledger_topic_is_a_fixed_internal_name_per_namespace() -> None:
+    assert ledger_topic("") == "rmq.replay-log"
+    assert ledger_topic("prod") == "prod.rmq.replay-log"
+    assert from_kafka_topic("prod.rmq.replay-log") == ("prod", REPLAY_LOG_TOPIC)
+    assert to_kafka_topic(REPLAY_LOG_TOPIC) != to_kafka_topic("RMQ_SYS_REPLAY_LOG2")
+
+
+def _entry(**changes: object) -> LedgerEntry:
+    fields = dict(
+        group="G",
+        dlq_id="d@0@1",
+        msg_id="M",
+        origin_msg_id="O",
+        original_topic="T",
+        replayed_to="%RETRY%G",
+        replayed_msg_id="N",
+        who="me",
+        host="h",
+        when_ms=5,
+        command="rmqcompat dlq replay",
+        replay=0,
+    )
+    fields.update(changes)
+    return LedgerEntry(**fields)  # type: ignore[arg-type]
+
+
+def test_ledger_entry_round_trips_with_the_documented_fields() -> None:
+    entry = _entry()
+    key, value = entry.encode()
+    assert key == b"G/d@0@1"
+    assert set(json.loads(value)) == {
+        "group",
+        "dlq_id",
+        "msg_id",
+        "origin_msg_id",
+        "original_topic",
+        "replayed_to",
+        "replayed_msg_id",
+        "who",
+        "host",
+        "when_ms",
+        "command",
+        "replay",
+    }
+    assert LedgerEntry.decode(value) == entry
+    assert _entry(replay=2).key == ledger_key("G", "d@0@1", 2) == "G/d@0@1#2"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b"\xff",
+        b"[]",
+        b"{}",
+        json.dumps({**json.loads(_entry().encode()[1]), "when_ms": "5"}).encode(),
+        json.dumps({**json.loads(_entry().encode()[1]), "extra": 1}).encode(),
+    ],
+)
+def test_malformed_ledger_records_are_refused(value: bytes) -> None:
+    with pytest.raises(MalformedHeaderError):
+        LedgerEntry.decode(value)
+
+
+def _props(record_headers: list[tuple[str, bytes | None]]) -> dict[str, str]:
+    return props.from_headers(record_headers)
+
+
+def test_replay_to_retry_resets_the_count_names_the_replay_and_keeps_the_message() -> None:
+    dead = letter(**{props.DUE_TIME: "9", props.REAL_TOPIC: "x"})
+    record = replay_record(dead, "retry", "ns", new_msg_id="NEW", replay_id="G/x", when_ms=77)
+    assert record.topic == "ns.rmq.retry.G"
+    assert (record.value, record.key) == (b"body", b"key")
+    sent = _props(record.headers)
+    assert sent[props.RECONSUME_TIME] == "0"
+    assert sent[props.RETRY_TOPIC] == "Orders"  # the consumer shows the original topic
+    assert sent[props.UNIQ_KEY] == "NEW" and sent[props.ORIGIN_MESSAGE_ID] == "ID0"
+    assert (sent[REPLAY_ID], sent[REPLAY_TIME]) == ("G/x", "77")
+    assert (sent[props.TAGS], sent[props.KEYS], sent["user"]) == ("TA", "k1 k2", "u")
+    for dropped in (props.MAX_RECONSUME_TIMES, props.DUE_TIME, props.REAL_TOPIC):
+        assert dropped not in sent
+
+
+def test_replay_to_original_goes_to_the_business_topic_without_retry_topic() -> None:
+    dead = letter(**{props.ORIGIN_MESSAGE_ID: "-"})
+    record = replay_record(dead, "original", "", new_msg_id="N", replay_id="r", when_ms=1)
+    sent = _props(record.headers)
+    assert record.topic == "Orders" and props.RETRY_TOPIC not in sent
+    assert sent[props.ORIGIN_MESSAGE_ID] == "ID1"  # the dead letter's id, as first id
+
+
+@pytest.mark.parametrize("original", ["-", "bad topic!"])
+def test_a_dead_letter_without_a_usable_original_topic_cannot_be_replayed(original: str) -> None:
+    with pytest.raises(ConfigError, match="original topic"):
+        replay_record(
+            letter(**{props.RETRY_TOPIC: original}),
+            "retry",
+            "",
+            new_msg_id="N",
+            replay_id="r",
+            when_ms=1,
+        )
+
+
+def test_replay_options_refuse_bad_values_and_size_transactions_by_rate() -> None:
+    assert ReplayOptions().per_transaction == 1000
+    assert ReplayOptions(rate=3).per_transaction == 3
+    assert ReplayOptions(rate=0.5).per_transaction == 1
+    for bad in (dict(rate=0), dict(rate=-1), dict(chunk=0)):
+        with pytest.raises(ConfigError):
+            ReplayOptions(**bad)  # type: ignore[arg-type]
