@@ -4,9 +4,10 @@ The engine (:mod:`rmqcompat.consumer.engine`) owns fetching, process queues, off
 flow control and group membership, and is the same for every kind of consumption. How
 fetched messages reach the listener and what happens to their results is a consume
 service behind this one narrow interface: concurrent consumption
-(:mod:`rmqcompat.consumer.concurrent`) is the first; orderly consumption (one partition
-per worker at a time, retried in place) is the next. The shape follows rocketmq-clients'
-``Consumption``/``FifoConsumption`` and arroyo's processing strategies.
+(:mod:`rmqcompat.consumer.concurrent`) and orderly consumption
+(:mod:`rmqcompat.consumer.orderly`: one call per partition at a time, retried in
+place). The shape follows rocketmq-clients' ``Consumption``/``FifoConsumption`` and
+arroyo's processing strategies.
 
 Every method is called on the poll thread only.
 """

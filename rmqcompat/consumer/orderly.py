@@ -109,7 +109,10 @@ class OrderlyConsumeService:
             self._listener, self._settings.group, list(batch.messages), context
         )
         batch.finished_at = self._clock()
-        batch.suspend_ms = suspend_millis(context.suspend_current_queue_time_millis)
+        batch.suspend_ms = suspend_millis(
+            context.suspend_current_queue_time_millis,
+            self._settings.suspend_current_queue_time_millis,
+        )
 
     # -- the ConsumeService protocol (poll thread) ------------------------------------
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from rmqcompat.consumer.listener import (
-    DEFAULT_SUSPEND_CURRENT_QUEUE_TIME_MILLIS,
     MAX_INT,
     ConsumeOrderlyContext,
     ConsumeOrderlyStatus,
@@ -37,12 +36,11 @@ SUSPEND = ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
 OrderlyListenerFn = Callable[[list[MessageExt], ConsumeOrderlyContext], Any]
 
 
-def suspend_millis(
-    requested: object, default_ms: int = DEFAULT_SUSPEND_CURRENT_QUEUE_TIME_MILLIS
-) -> int:
+def suspend_millis(requested: object, default_ms: int) -> int:
     """The pause before a suspended batch is consumed again: ``requested`` (the context's
-    value; -1: ``default_ms``), clamped to 10..30000 ms as RocketMQ does. A finite float
-    is truncated; any other value (a string, None, NaN) counts as -1, with a warning."""
+    value; -1: ``default_ms``, the consumer's ``suspend_current_queue_time_millis``),
+    clamped to 10..30000 ms as RocketMQ does. A finite float is truncated; any other value
+    (a string, None, NaN) counts as -1, with a warning."""
     if isinstance(requested, float) and math.isfinite(requested):
         requested = int(requested)
     if isinstance(requested, bool) or not isinstance(requested, int):

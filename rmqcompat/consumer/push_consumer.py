@@ -56,13 +56,16 @@ class ConsumerFailedError(RmqCompatError):
 
 
 class DefaultMQPushConsumer(Lifecycle):
-    """A concurrent push consumer of group ``group`` (RocketMQ 4.x settings, snake_case).
+    """A push consumer of group ``group`` (RocketMQ 4.x settings, snake_case keywords).
 
-    Messages are handed to the listener in batches of ``consume_message_batch_max_size`` on
-    ``consume_thread_max`` worker threads. Failed messages are sent back (delay ladder,
-    then ``%DLQ%<group>``) in CLUSTERING, or logged and dropped in BROADCASTING. Delivery is
-    at least once: a crash, a rebalance, a consume timeout or a failed send-back can hand a
-    message to the listener again, never lose it. See :class:`ConsumerSettings` for every
+    Concurrent by default: messages are handed to the listener in batches of
+    ``consume_message_batch_max_size`` on ``consume_thread_max`` worker threads. A
+    :class:`MessageListenerOrderly` makes it orderly: one call per partition at a time, in
+    offset order, a failed batch retried in place (README, "Orderly consumption").
+    Concurrently failed messages are sent back (delay ladder, then ``%DLQ%<group>``) in
+    CLUSTERING, or logged and dropped in BROADCASTING. Delivery is at least once: a
+    crash, a rebalance, a consume timeout or a failed send-back can hand a message to the
+    listener again, never lose it. See :class:`ConsumerSettings` for every
     setting; ``consume_timeout`` is in minutes (or a ``timedelta``).
 
     The constructor, ``subscribe`` and ``register_message_listener`` do no I/O and raise
@@ -102,6 +105,7 @@ class DefaultMQPushConsumer(Lifecycle):
         young_queue_max_messages: int = _DEFAULTS.young_queue_max_messages,
         young_queue_max_age_s: float = _DEFAULTS.young_queue_max_age_s,
         broker_contact_timeout_s: float = _DEFAULTS.broker_contact_timeout_s,
+        suspend_current_queue_time_millis: int = _DEFAULTS.suspend_current_queue_time_millis,
         topology: TopologySpec | None = None,
     ) -> None:
         client = ClientConfig(
@@ -131,6 +135,7 @@ class DefaultMQPushConsumer(Lifecycle):
             young_queue_max_messages=young_queue_max_messages,
             young_queue_max_age_s=young_queue_max_age_s,
             broker_contact_timeout_s=broker_contact_timeout_s,
+            suspend_current_queue_time_millis=suspend_current_queue_time_millis,
         )
         self._topology = topology or TopologySpec()
         self._subs = Subscriptions(group, namespace)

@@ -7,7 +7,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from rmqcompat.config import ClientConfig
-from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel
+from rmqcompat.consumer.listener import (
+    DEFAULT_SUSPEND_CURRENT_QUEUE_TIME_MILLIS,
+    ConsumeFromWhere,
+    MessageModel,
+)
 from rmqcompat.errors import ConfigError
 from rmqcompat.retry import (
     DEFAULT_MAX_RECONSUME_TIMES,
@@ -39,7 +43,11 @@ class ConsumerSettings:
     is how long ``shutdown`` lets running listeners finish before it commits and closes.
     ``send_back_failure_delay_s`` is how long a message whose send-back failed waits
     before it is consumed again locally (RocketMQ: 5 s).
-    ``max_reconsume_times`` of -1 means the default, 16 (as RocketMQ's).
+    ``max_reconsume_times`` of -1 means the default: 16 for concurrent consumption,
+    unlimited for orderly consumption (as RocketMQ 4.x's).
+    ``suspend_current_queue_time_millis``: orderly consumption's pause before a suspended
+    batch is consumed again, when the listener's context leaves it at -1 (RocketMQ's
+    ``suspendCurrentQueueTimeMillis``, 1000; clamped to 10..30000 ms).
     ``broadcast_rediscover_interval_s`` is how often a BROADCASTING consumer looks for
     partitions added to its topics (RocketMQ re-balances every 20 s).
     ``consume_timestamp_ms`` (CONSUME_FROM_TIMESTAMP) defaults to 30 minutes before
@@ -79,6 +87,7 @@ class ConsumerSettings:
     young_queue_max_messages: int = 10_000
     young_queue_max_age_s: float = 300.0
     broker_contact_timeout_s: float = 30.0
+    suspend_current_queue_time_millis: int = DEFAULT_SUSPEND_CURRENT_QUEUE_TIME_MILLIS
 
     def __post_init__(self) -> None:
         validate_consumer_group(self.group)
@@ -114,6 +123,11 @@ class ConsumerSettings:
         _check(self.young_queue_max_messages >= 0, "young_queue_max_messages", ">= 0")
         _check(self.young_queue_max_age_s >= 0, "young_queue_max_age_s", ">= 0")
         _check(self.broker_contact_timeout_s > 0, "broker_contact_timeout_s", "> 0")
+        _check(
+            self.suspend_current_queue_time_millis >= 0,
+            "suspend_current_queue_time_millis",
+            ">= 0 (clamped to 10..30000 ms when used)",
+        )
 
     @property
     def consume_timeout_s(self) -> float:

@@ -43,7 +43,7 @@ LEVELS = ClientConfig("127.0.0.1:1").levels
     ],
 )
 def test_the_suspension_is_the_contexts_value_clamped_to_10_to_30000_ms(requested, expected):
-    assert suspend_millis(requested) == expected
+    assert suspend_millis(requested, 1000) == expected
 
 
 def test_the_default_suspension_is_clamped_too():
@@ -54,7 +54,7 @@ def test_the_default_suspension_is_clamped_too():
 @pytest.mark.parametrize("bad", ["500", None, float("nan"), float("inf"), True])
 def test_a_suspension_that_is_no_number_counts_as_the_default_with_a_warning(bad, caplog):
     with caplog.at_level(logging.WARNING, "rmqcompat.consumer"):
-        assert suspend_millis(bad) == 1000
+        assert suspend_millis(bad, 1000) == 1000
     assert "suspend_current_queue_time_millis" in caplog.text
 
 

@@ -164,6 +164,22 @@ def test_a_suspended_batch_comes_back_after_its_interval_and_later_messages_wait
     service.shutdown()
 
 
+def test_a_context_left_at_minus_one_suspends_for_the_consumers_setting():
+    clock = Clock()
+    calls = Calls(lambda msgs, ctx: SUSPEND if msgs[0].reconsume_times == 0 else SUCCESS)
+    service, partitions, _, _ = _service(calls, clock, suspend_current_queue_time_millis=200)
+    _submit(service, partitions, A, [0])
+    _drive(service, lambda: len(calls.calls) == 1 and not service.busy())
+    service.settle()
+    clock.now += 0.199
+    service.housekeeping(clock.now)
+    time.sleep(0.05)
+    assert len(calls.calls) == 1  # RocketMQ's default of 1000 ms would also hold here
+    clock.now += 0.002
+    _drive(service, lambda: len(calls.calls) == 2, clock)  # but 200 ms is the setting
+    service.shutdown()
+
+
 def test_past_max_reconsume_times_the_message_is_dead_lettered_and_the_partition_moves_on():
     clock = Clock()
     calls = Calls(lambda msgs, ctx: SUSPEND if msgs[0].queue_offset == 0 else SUCCESS)
