@@ -35,6 +35,11 @@ DUE_TIME = "DUE_TIME"
 #: Why the forwarder quarantined a record.
 QUARANTINE_REASON = "QUARANTINE_REASON"
 
+#: Properties of one delivery of a message, dropped when it is sent again (sent back for
+#: a retry, or replayed from its dead letter): where it was parked and due, where the
+#: forwarder read it, when its listener call started.
+TRANSIENT = (DUE_TIME, DELAY, REAL_TOPIC, REAL_QID, TIMER_DELIVER_MS, CONSUME_START_TIME)
+
 KEY_SEPARATOR = " "
 
 #: Kafka headers as records carry them (``OutgoingRecord.headers``; None = no value).

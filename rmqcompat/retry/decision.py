@@ -112,13 +112,6 @@ def sendback_properties(
     stored = message.reconsume_times if reconsume_times is None else reconsume_times
     out[props.RECONSUME_TIME] = props.encode_int(props.clamp_reconsume_times(stored) + 1)
     out[props.MAX_RECONSUME_TIMES] = props.encode_int(policy.max_reconsume_times)
-    for transient in (
-        props.DUE_TIME,
-        props.DELAY,
-        props.REAL_TOPIC,
-        props.REAL_QID,
-        props.TIMER_DELIVER_MS,
-        props.CONSUME_START_TIME,
-    ):
+    for transient in props.TRANSIENT:
         out.pop(transient, None)
     return out
