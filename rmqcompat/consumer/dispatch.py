@@ -89,6 +89,7 @@ class WorkerPool:
         self._listener = listener
         self._clock = clock
         self._now_ms = now_ms
+        self._stamp = (-1, "")  # the last CONSUME_START_TIME text: calls share a millisecond
         self._group = group
         self._work: deque[ConsumeBatch] = deque()
         self._wakeups = Wakeups(threads)
@@ -128,7 +129,11 @@ class WorkerPool:
         if batch.pq.dropped or batch.expired:
             return
         batch.started_at = self._clock()
-        start = str(self._now_ms())  # RocketMQ sets it on every message before the call
+        now_ms = self._now_ms()  # RocketMQ sets it on every message before the call
+        stamp = self._stamp  # one (ms, text) tuple: read and replaced whole by any worker
+        if stamp[0] != now_ms:
+            stamp = self._stamp = (now_ms, str(now_ms))
+        start = stamp[1]
         for msg in batch.messages:
             msg.properties[CONSUME_START_TIME] = start
         # a copy (RocketMQ hands out an unmodifiable list): a listener that empties it

@@ -9,7 +9,7 @@ from rmqcompat.consumer.tag_filter import TagFilter
 from rmqcompat.errors import InvalidNameError, MalformedHeaderError
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import validate_topic
-from rmqcompat.wire import KafkaRecord, TopicDecoder
+from rmqcompat.wire import TopicDecoder
 
 
 def reset_retry_topic(msg: MessageExt, own_retry_topic: str) -> None:
@@ -45,10 +45,3 @@ class InboundTopic:
         decoder = TopicDecoder.of(physical)
         wanted = tag_filter if tag_filter is not None and tag_filter.tags is not None else None
         return cls(decoder, own_retry if decoder.logical == own_retry else None, wanted)
-
-    def message(self, record: KafkaRecord, partition: int, offset: int) -> MessageExt:
-        """Raises RmqCompatError: a poison record (quarantine it)."""
-        msg = self.decoder.decode(record, partition, offset)
-        if self.own_retry is not None:
-            reset_retry_topic(msg, self.own_retry)
-        return msg

@@ -13,7 +13,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError
 
-from rmqcompat.consumer.inbound import InboundTopic
+from rmqcompat.consumer.inbound import InboundTopic, reset_retry_topic
 from rmqcompat.consumer.partitions import Key, Partitions, PartitionState
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.errors import RmqCompatError
@@ -78,7 +78,9 @@ class Intake:
         offset = record.offset()
         try:
             inbound = self._topics.get(physical) or self._topic(physical)
-            msg = inbound.message(record, partition, offset)
+            msg = inbound.decoder.decode(record, partition, offset)
+            if inbound.own_retry is not None:
+                reset_retry_topic(msg, inbound.own_retry)
         except (RmqCompatError, ValueError) as exc:
             state.pq.add(offset, len(record.value() or b""))
             self._quarantine(state, record, str(exc))
