@@ -42,6 +42,13 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at runtime see __getattr__
     from rmqcompat.forwarder import DelayForwarder, ForwarderFailedError
     from rmqcompat.message import Message, MessageExt, MessageQueue
     from rmqcompat.producer import DefaultMQProducer, SendResult, SendStatus, Spool
+    from rmqcompat.transaction import (
+        CheckSettings,
+        LocalTransactionState,
+        TransactionListener,
+        TransactionMQProducer,
+        TransactionSendResult,
+    )
 
 #: public name -> the module that defines it (imported on first access).
 _EXPORTS: dict[str, str] = {
@@ -88,10 +95,21 @@ _EXPORTS: dict[str, str] = {
     "SendResult": "rmqcompat.producer",
     "SendStatus": "rmqcompat.producer",
     "Spool": "rmqcompat.producer",
+    **dict.fromkeys(
+        (
+            "CheckSettings",
+            "LocalTransactionState",
+            "TransactionListener",
+            "TransactionMQProducer",
+            "TransactionSendResult",
+        ),
+        "rmqcompat.transaction",
+    ),
 }
 
 __all__ = [
     "BrokerUnreachableError",
+    "CheckSettings",
     "ClientConfig",
     "ClientStateError",
     "ConfigError",
@@ -109,6 +127,7 @@ __all__ = [
     "ForwarderFailedError",
     "InvalidMessageError",
     "InvalidNameError",
+    "LocalTransactionState",
     "MalformedHeaderError",
     "Message",
     "MessageExt",
@@ -124,6 +143,9 @@ __all__ = [
     "SendStatus",
     "Spool",
     "TopologyError",
+    "TransactionListener",
+    "TransactionMQProducer",
+    "TransactionSendResult",
 ]
 
 

@@ -14,6 +14,8 @@ logical (RocketMQ)           physical (Kafka), before the namespace
 ``RMQ_SYS_TRACE_TOPIC``      ``rmq.trace``
 ``RMQ_SYS_QUARANTINE_TOPIC`` ``rmq.quarantine``
 ``RMQ_SYS_REPLAY_LOG``       ``rmq.replay-log`` (the dead-letter replay ledger)
+``RMQ_SYS_TRANS_HALF_TOPIC``  ``rmq.trans-half`` (transactional half messages)
+``RMQ_SYS_TRANS_OP_HALF_TOPIC`` ``rmq.trans-op`` (their commit/rollback/check records)
 any other name with ``%|``   ``rmq.x.<esc name>``
 ===========================  =========================================
 
@@ -39,6 +41,9 @@ SCHEDULE_PREFIX = "%SCHEDULE%"
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 QUARANTINE_TOPIC = "RMQ_SYS_QUARANTINE_TOPIC"
 REPLAY_LOG_TOPIC = "RMQ_SYS_REPLAY_LOG"
+#: RocketMQ's topics of transactional messages: half (prepared) messages and op records.
+TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
+TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 
 RESERVED = "rmq"
 KAFKA_MAX_LENGTH = 249
@@ -59,6 +64,8 @@ _FIXED = {
     TRACE_TOPIC: "trace",
     QUARANTINE_TOPIC: "quarantine",
     REPLAY_LOG_TOPIC: "replay-log",
+    TRANS_HALF_TOPIC: "trans-half",
+    TRANS_OP_HALF_TOPIC: "trans-op",
 }
 _PREFIXED = {RETRY_PREFIX: "retry", DLQ_PREFIX: "dlq"}
 

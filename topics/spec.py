@@ -50,7 +50,8 @@ class TopicSpec:
 
 @dataclass(frozen=True)
 class TopologySpec:
-    """Specs per kind: business topics, retry topics, DLQs, delay levels, trace, quarantine.
+    """Specs per kind: business topics, retry topics, DLQs, delay levels, trace, quarantine,
+    transaction (the half and op topics of transactional producers).
 
     Defaults: retry and level topics keep a week; DLQs and quarantine keep forever
     (``retention.ms=-1``) so no dead letter expires before an operator looks at it.
@@ -73,6 +74,9 @@ class TopologySpec:
     )
     trace: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
     quarantine: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": "-1"})
+    #: Half messages and their op records (the two must have equal partition counts: the
+    #: op records of half partition p live in op partition p).
+    transaction: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
 
     def sized_for(self, max_message_size: int) -> TopologySpec:
         """A copy whose every kind accepts bodies up to ``max_message_size`` bytes.

@@ -22,18 +22,21 @@ from rmqcompat.topics.naming import (
     QUARANTINE_TOPIC,
     SCHEDULE_PREFIX,
     TRACE_TOPIC,
+    TRANS_HALF_TOPIC,
+    TRANS_OP_HALF_TOPIC,
     dlq_topic,
     is_dlq_topic,
     is_retry_topic,
     retry_topic,
     to_kafka_topic,
+    validate_group,
     validate_namespace,
     validate_topic,
 )
 from rmqcompat.topics.provision import ADMIN_TIMEOUT_S, ensure_topics
 from rmqcompat.topics.spec import TopicSpec, TopologySpec
 
-Kind = Literal["business", "retry", "dlq", "delay", "trace", "quarantine"]
+Kind = Literal["business", "retry", "dlq", "delay", "trace", "quarantine", "transaction"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 Problem = Literal["missing", "partitions", "replication", "config"]
 
@@ -72,6 +75,7 @@ def build_topology(
     spec: TopologySpec | None = None,
     namespace: str = "",
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    transaction_groups: Iterable[str] = (),
 ) -> Topology:
     """Build the topology for ``groups`` and business ``topics`` (pure, no I/O).
 
@@ -83,6 +87,8 @@ def build_topology(
         namespace: isolates the physical names ("" for none).
         max_message_size: the clients' largest body; every topic gets a
             ``max.message.bytes`` that fits it (unless ``spec`` sets one).
+        transaction_groups: transactional producer groups; any adds the half and op
+            topics (:func:`transaction_topics`), which the groups of a namespace share.
 
     Raises:
         InvalidNameError: a name or the namespace is illegal, a physical name would break
@@ -96,6 +102,8 @@ def build_topology(
         wanted.update(_group_topics(group, dead_letter=True))
     wanted.update(_level_topics(levels))
     wanted.update(_SYSTEM_TOPICS)
+    if [validate_group(group) for group in transaction_groups]:
+        wanted.update(dict.fromkeys(transaction_topics(), "transaction"))
     return _plan(wanted, spec, namespace, max_message_size)
 
 
@@ -173,7 +181,7 @@ def _business_topic(topic: str) -> str:
         is_retry_topic(topic)
         or is_dlq_topic(topic)
         or topic.startswith(SCHEDULE_PREFIX)
-        or topic in (TRACE_TOPIC, QUARANTINE_TOPIC)
+        or topic in (TRACE_TOPIC, QUARANTINE_TOPIC, *transaction_topics())
     )
     if internal:
         raise InvalidNameError(
@@ -181,6 +189,11 @@ def _business_topic(topic: str) -> str:
             "(%RETRY%, %DLQ%, %SCHEDULE% or a system topic); pass groups for retry/DLQ topics"
         )
     return topic
+
+
+def transaction_topics() -> tuple[str, str]:
+    """The logical half and op topics of transactional messages (one pair per namespace)."""
+    return TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC
 
 
 def with_partitions(spec: TopologySpec, partitions: Mapping[str, int]) -> TopologySpec:

@@ -1,0 +1,1 @@
+"""The implementation behind ``rmqcompat.client`` (apache/rocketmq-client-python's API)."""
