@@ -12,6 +12,7 @@ from typing import Any
 import click
 from confluent_kafka import KafkaException
 
+from rmqcompat.cli.audit_cmd import audit
 from rmqcompat.cli.consume_cmd import consume
 from rmqcompat.cli.context import CliContext
 from rmqcompat.cli.demo_cmd import demo
@@ -133,6 +134,7 @@ def main(
 
 for _command in (consume, demo, dev_broker, dlq, forwarder, msg, produce, spool, topics):
     main.add_command(_command)
+main.add_command(audit)
 
 if __name__ == "__main__":
     main()

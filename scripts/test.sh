@@ -19,7 +19,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+# the spark extra: the audit's tests (tests/spark) need pyspark; their first SparkSession
+# resolves Spark's Kafka connector from Maven Central into ~/.cache/rmqcompat/ivy
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,spark]'
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 # mypy --strict on the installed package layout (see the script's docstring).

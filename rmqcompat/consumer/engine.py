@@ -26,6 +26,7 @@ from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.consumer.timers import Timers
 from rmqcompat.fetch import fetch
 from rmqcompat.quarantine import quarantine_record
+from rmqcompat.trace import Tracer
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -50,6 +51,7 @@ class Engine:
         clock: Callable[[], float] = time.monotonic,
         reconcile: Callable[[], None] = lambda: None,
         rediscover: Callable[[], None] | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self.settings = settings
         self._subs = subscriptions
@@ -64,7 +66,7 @@ class Engine:
         self._timers = Timers(clock)  # quarantine produces to try again
         self._stopping = threading.Event()
         self._next_commit = clock() + settings.persist_consumer_offset_interval
-        self._intake = Intake(subscriptions, partitions, self._quarantine)
+        self._intake = Intake(subscriptions, partitions, self._quarantine, tracer)
 
     def run(self) -> None:
         while not self._stopping.is_set():

@@ -18,6 +18,7 @@ from rmqcompat.consumer.partitions import Key, Partitions, PartitionState
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
+from rmqcompat.trace import Tracer, hooks
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -31,9 +32,14 @@ class Intake:
     """Decodes, filters and tracks fetched records; owned by the poll thread."""
 
     def __init__(
-        self, subscriptions: Subscriptions, partitions: Partitions, quarantine: Quarantine
+        self,
+        subscriptions: Subscriptions,
+        partitions: Partitions,
+        quarantine: Quarantine,
+        tracer: Tracer | None = None,
     ) -> None:
         self._subs = subscriptions
+        self._tracer = tracer or Tracer.disabled()  # FILTER and QUARANTINE events
         self._own_retry = subscriptions.own_retry
         self._partitions = partitions
         self._quarantine = quarantine
@@ -84,9 +90,13 @@ class Intake:
         except (RmqCompatError, ValueError) as exc:
             state.pq.add(offset, len(record.value() or b""))
             self._quarantine(state, record, str(exc))
+            if self._tracer.enabled:
+                hooks.quarantined(self._tracer, record, str(exc), self._subs.group)
             return
         if inbound.tags is not None and not inbound.tags.matches(msg.tags):
             state.pq.seen(offset)  # filtered messages count as consumed
+            if self._tracer.enabled:
+                self._tracer.emit(self._tracer.events.filtered(msg, self._subs.group))
             return
         state.pq.add(offset, len(msg.body))
         out.append(msg)

@@ -44,6 +44,7 @@ from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import provision_topology
+from rmqcompat.trace import Tracer
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -74,6 +75,10 @@ class DefaultMQPushConsumer(Lifecycle):
     and may raise ``TopologyError``. ``shutdown`` blocks until running listeners finished
     (at most ``await_termination_s``) and offsets are committed; it raises
     ``ConsumerFailedError`` if the poll thread had died (:meth:`healthy` turned False).
+
+    ``trace_enabled`` (default True, RocketMQ's message-trace switch) writes CONSUME,
+    SEND_BACK, DEAD_LETTER and DISCARD trace events to the namespace's trace topic,
+    asynchronously (``rmqcompat.trace``; drops counted in ``tracer.stats()``).
     """
 
     def __init__(
@@ -107,6 +112,7 @@ class DefaultMQPushConsumer(Lifecycle):
         broker_contact_timeout_s: float = _DEFAULTS.broker_contact_timeout_s,
         suspend_current_queue_time_millis: int = _DEFAULTS.suspend_current_queue_time_millis,
         topology: TopologySpec | None = None,
+        trace_enabled: bool = True,
     ) -> None:
         client = ClientConfig(
             bootstrap_servers, namespace, message_delay_level, dict(kafka_config or {})
@@ -138,6 +144,7 @@ class DefaultMQPushConsumer(Lifecycle):
             suspend_current_queue_time_millis=suspend_current_queue_time_millis,
         )
         self._topology = topology or TopologySpec()
+        self.tracer = Tracer.for_client(client, group, enabled=trace_enabled)
         self._subs = Subscriptions(group, namespace)
         self._listener: Any = None
         self._orderly = False
@@ -192,11 +199,13 @@ class DefaultMQPushConsumer(Lifecycle):
             partitions,
             reconcile=lambda: membership.reconcile(consumer),
             rediscover=(lambda: membership.rediscover(consumer)) if s.broadcasting else None,
+            tracer=self.tracer,
         )
         self._thread = threading.Thread(
             target=self._run, name=f"rmqcompat-poll-{s.group}", daemon=True
         )
         self._state = "started"
+        self.tracer.start()
         self._thread.start()
 
     def _consume_service(
@@ -204,14 +213,14 @@ class DefaultMQPushConsumer(Lifecycle):
     ) -> ConsumeService:
         s = self.settings
         if self._orderly:
-            sendback = SendBack(sink, orderly_policy(s), s.client.namespace)
+            sendback = SendBack(sink, orderly_policy(s), s.client.namespace, tracer=self.tracer)
             orderly = OrderlyConsumeService(
                 s, self._listener, sendback, partitions, stopping=lambda: self._state != "started"
             )
             membership.before_revoke = orderly.release
             return orderly
         pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
-        sendback = SendBack(sink, s.retry_policy(), s.client.namespace)
+        sendback = SendBack(sink, s.retry_policy(), s.client.namespace, tracer=self.tracer)
         return ConcurrentConsumeService(s, pool, sendback, partitions, time.monotonic)
 
     def _connect(self, contact: BrokerContact) -> tuple[Consumer, Partitions, Membership]:
@@ -291,6 +300,7 @@ class DefaultMQPushConsumer(Lifecycle):
             self._consumer.close()
         if self._service is not None:
             self._service.shutdown()
+        self.tracer.close()
         if self._error is not None:
             raise ConsumerFailedError(
                 f"consumer of group {self.settings.group} failed: {self._error}"

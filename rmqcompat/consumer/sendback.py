@@ -29,6 +29,7 @@ from rmqcompat.retry import (
     sendback_properties,
 )
 from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.trace import Tracer, hooks
 from rmqcompat.wire import OutgoingRecord
 
 _log = logging.getLogger("rmqcompat.consumer")
@@ -125,11 +126,15 @@ class SendBack:
         policy: RetryPolicy,
         namespace: str,
         now_ms: Clock = epoch_ms,
+        tracer: Tracer | None = None,
     ) -> None:
         self._sink = sink
         self._policy = policy
         self._namespace = namespace
         self._now_ms = now_ms
+        #: the consumer's tracer: SEND_BACK, DEAD_LETTER and DISCARD here, CONSUME in
+        #: settlement
+        self.tracer = tracer or Tracer.disabled()
 
     @property
     def group(self) -> str:
@@ -148,6 +153,8 @@ class SendBack:
                 msg.msg_id,
                 reconsume_times,
             )
+            if self.tracer.enabled:
+                self.tracer.emit(self.tracer.events.discard(msg, self.group, "dead_letter is off"))
             done(None)
             return
         try:
@@ -156,7 +163,27 @@ class SendBack:
             _log.error("cannot encode %s for send-back: %r", msg.msg_id, exc)
             done(KafkaError(KafkaError._INVALID_ARG, f"cannot encode the message: {exc!r}"))  # noqa: SLF001
             return
+        if self.tracer.enabled:
+            done = self._traced(msg, reconsume_times, dest, done)
         self._sink.produce(record, done)
+
+    def _traced(self, msg: MessageExt, reconsume_times: int, dest: Destination, done: Done) -> Done:
+        """``done``, after tracing a send-back (or dead letter) the broker acknowledged."""
+
+        def report(err: KafkaError | None) -> None:
+            if err is None:
+                hooks.settled_back(
+                    self.tracer,
+                    msg,
+                    reconsume_times,
+                    self.group,
+                    dest,
+                    self._policy.levels,
+                    self._now_ms(),
+                )
+            done(err)
+
+        return report
 
     def _record(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> OutgoingRecord:
         properties = sendback_properties(msg, self._policy, msg.topic, reconsume_times)

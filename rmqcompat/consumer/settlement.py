@@ -11,7 +11,7 @@ the DLQ at once (:mod:`~rmqcompat.consumer.dead_letter`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError
@@ -27,6 +27,7 @@ from rmqcompat.consumer.timers import Timers
 from rmqcompat.message import MessageExt
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.retry import CONSUME_TIMEOUT_LEVEL
+from rmqcompat.trace import hooks
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -67,6 +68,7 @@ class Settlement:
         self._pool = pool
         self._running: dict[ConsumeBatch, bool] = {}  # insertion-ordered set
         self._timers = Timers(clock)
+        self._tracer = sendback.tracer
         self.pending_sendbacks = 0
         self.late_results_ignored = 0
         self._dlq = DirectDeadLetter(
@@ -100,6 +102,8 @@ class Settlement:
                 continue  # the partition was revoked: its new owner consumes these again
             msgs = batch.messages
             if all_succeeded(status, context.ack_index, len(msgs), context.failed_indexes):
+                if self._tracer.enabled:
+                    self._trace(batch, ())
                 state.consume_ok += len(msgs)
                 if len(msgs) == 1:
                     batch.pq.remove(msgs[0].queue_offset)
@@ -124,6 +128,8 @@ class Settlement:
     ) -> None:
         msgs = batch.messages
         outcome = split_batch(status, context.ack_index, len(msgs), context.failed_indexes)
+        if self._tracer.enabled:
+            self._trace(batch, outcome.failed)
         state.consume_ok += len(outcome.ok)  # RocketMQ: ok = ackIndex + 1
         state.consume_failed += len(outcome.failed)  # and failed = size - ok
         for i in outcome.ok:
@@ -131,6 +137,16 @@ class Settlement:
         failed = [(msgs[i], batch.stored[i]) for i in outcome.failed]
         if failed:
             self._failed(batch, failed, context.delay_level_when_next_consume)
+
+    def _trace(
+        self, batch: ConsumeBatch, failed: Collection[int], end: float | None = None
+    ) -> None:
+        """CONSUME events; ``end`` (the consume timeout's now) marks the failures TIME_OUT."""
+        timed_out = end is not None
+        start, end = batch.started_at, batch.finished_at if end is None else end
+        took = 0 if start is None or end is None else int((end - start) * 1000)
+        group = self._settings.group
+        hooks.consumed(self._tracer, group, batch.messages, failed, took, timed_out)
 
     def _failed(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
         if self._settings.broadcasting:
@@ -141,6 +157,10 @@ class Settlement:
             )
             for msg, _ in failed:
                 batch.pq.remove(msg.queue_offset)
+                if self._tracer.enabled:
+                    self._tracer.emit(
+                        self._tracer.events.discard(msg, self._settings.group, "BROADCASTING")
+                    )
             return
         self._send_back(batch, failed, delay_level)
 
@@ -225,6 +245,8 @@ class Settlement:
                 continue
             del self._running[batch]
             batch.expired = True
+            if self._tracer.enabled:
+                self._trace(batch, range(len(batch.messages)), end=now)
             msgs = [
                 (m, stored)
                 for m, stored in zip(batch.messages, batch.stored, strict=True)

@@ -1,21 +1,27 @@
 """Replaying dead letters, exactly once across processes and hosts.
 
-Each chunk of replays is one Kafka transaction holding the replayed messages and their
-ledger entries (:mod:`rmqcompat.dlq.ledger`): a consumer (read-committed, librdkafka's
-default) sees a replayed message exactly when the ledger says it was replayed. The
-transactional id is fixed per namespace and group, so a second replay of the same group,
-anywhere, fences the first one (its open transaction is aborted, its next commit fails),
-and it reads the ledger only after that. A replay that stops part way (a crash, a
-broker failure, a fence) leaves whole chunks replayed and the rest untouched; running it
-again sends only the rest.
+Each chunk of replays is one Kafka transaction holding the replayed messages and the
+ledger pages that record them (:mod:`rmqcompat.dlq.ledger`): a consumer (read-committed,
+librdkafka's default) sees a replayed message exactly when the ledger says it was
+replayed. The transactional id is fixed per namespace and group, so a second replay of
+the same group, anywhere, fences the first one (its open transaction is aborted, its next
+commit fails), and it reads the ledger only after that. A replay that stops part way (a
+crash, a broker failure, a fence) leaves whole chunks replayed and the rest untouched;
+running it again sends only the rest.
+
+Throughput: the broker's set-up work (fence, topics, the ledger reader's connection) runs
+in parallel, and meanwhile the first chunks' records are built (:mod:`rmqcompat.dlq.chunk`)
+as if nothing had been replayed before; any the ledger changes are built again. Commits
+are not overlapped with building: a commit takes a few milliseconds, and the committing
+thread's delivery reports compete for the GIL (measured: building ran 50% slower).
 """
 
 from __future__ import annotations
 
-import getpass
-import socket
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,19 +31,33 @@ from confluent_kafka.admin import AdminClient
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.closing import close_producer
 from rmqcompat.config import ClientConfig
-from rmqcompat.dlq.ledger import LedgerEntry, ensure_ledger, ledger_topic, replay_counts
+from rmqcompat.dlq.chunk import Chunk, ChunkBuilder, Operator, Pending, Record
+from rmqcompat.dlq.ledger import (
+    LEDGER_SPEC,
+    ledger_end,
+    ledger_reader,
+    ledger_topic,
+    replay_counts,
+)
 from rmqcompat.dlq.model import DeadLetter
-from rmqcompat.dlq.republish import Target, replay_record, replay_topic
+from rmqcompat.dlq.republish import Target, replay_topic
+from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
 from rmqcompat.errors import ConfigError, TopologyError
-from rmqcompat.message_id import new_message_id
-from rmqcompat.topics.naming import retry_topic, to_kafka_topic
+from rmqcompat.topics.naming import REPLAY_LOG_TOPIC, retry_topic, to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
-from rmqcompat.wire import OutgoingRecord
+from rmqcompat.trace import Tracer, hooks
+
+__all__ = ["Operator", "ReplayOptions", "ReplaySummary", "Replayer", "transactional_id"]
 
 #: Replays per transaction (fewer with ``rate``: about one transaction a second).
-DEFAULT_CHUNK = 1000
+DEFAULT_CHUNK = 5_000
+#: A transaction also ends once its bodies reach this size, so that large messages are
+#: written well within the transaction timeout.
+TRANSACTION_MAX_BYTES = 64 * 1024 * 1024
 _TXN_TIMEOUT_S = 30.0
+#: Chunks built ahead while the broker sets a replay up, at most.
+_AHEAD_MAX = 4
 
 
 def transactional_id(namespace: str, group: str) -> str:
@@ -46,22 +66,10 @@ def transactional_id(namespace: str, group: str) -> str:
 
 
 @dataclass(frozen=True)
-class Operator:
-    """Who runs the replay, recorded in every ledger entry."""
-
-    who: str
-    host: str
-    command: str
-
-    @classmethod
-    def current(cls, command: str) -> Operator:
-        return cls(getpass.getuser(), socket.gethostname(), command)
-
-
-@dataclass(frozen=True)
 class ReplayOptions:
     """``target``: ``retry`` or ``original``; ``force``: replay what was replayed before;
-    ``rate``: at most that many messages a second (None: as fast as possible)."""
+    ``rate``: at most that many messages a second (None: as fast as possible); ``chunk``:
+    at most that many messages a transaction."""
 
     target: Target = "retry"
     force: bool = False
@@ -94,13 +102,6 @@ class ReplaySummary:
         return not self.failed and self.stopped is None
 
 
-@dataclass
-class _Pending:
-    letter: DeadLetter
-    replay: int
-    topic: str  # logical destination
-
-
 class Replayer:
     """Replays dead letters of one group; see the module docstring for the guarantees.
 
@@ -129,6 +130,7 @@ class Replayer:
         self._sleep = sleep
         self._progress = progress
         self._ledger = ledger_topic(config.namespace)
+        self._tracer = Tracer.for_client(config, f"replay-{group}")  # REPLAY events
 
     def plan(self, letters: Iterable[DeadLetter]) -> tuple[list[DeadLetter], list[DeadLetter]]:
         """``(would be replayed, skipped as replayed before)``; writes nothing."""
@@ -143,32 +145,54 @@ class Replayer:
     def run(self, letters: Sequence[DeadLetter]) -> ReplaySummary:
         """Raises TopologyError: a destination topic is missing and may not be created here
         (an original topic), or could not be created; nothing was sent."""
-        self._ensure_destinations(letters)
         summary = ReplaySummary()
+        builder = ChunkBuilder(
+            self._group, self._options.target, self._config.namespace, self._ledger, self._operator
+        )
         producer = self._producer()
+        ledger = ledger_reader(self._config)
+        admin = AdminClient(self._config.librdkafka("admin"))
         try:
-            producer.init_transactions(_TXN_TIMEOUT_S)  # fences an older replay of the group
-            ensure_ledger(self._config)
-            counts = replay_counts(self._config, self._group)
-            self._replay(producer, letters, counts, summary)
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                waits = [
+                    pool.submit(_fence, producer),
+                    pool.submit(self._ensure_topics, letters),
+                    pool.submit(ledger.list_topics, self._ledger, timeout=REQUEST_TIMEOUT_S),
+                    pool.submit(admin.list_topics, self._ledger, timeout=REQUEST_TIMEOUT_S),
+                ]
+                ahead = self._build_ahead(builder, letters, waits)
+                for wait in waits:
+                    wait.result()
+                # complete only now: no older replay of the group can commit any more
+                end = ledger_end(admin, self._config.namespace)
+                counts = replay_counts(self._config, self._group, ledger, end)
+                chunks = self._chunks(letters, counts, summary)
+                self._replay(producer, builder, chunks, ahead, summary)
         except KafkaException as exc:
             summary.stopped = f"{exc.args[0].str() if exc.args else exc}"
         finally:
+            ledger.close()
             # what is still queued belongs to an aborted or unfinished transaction, which
             # the next replay of the group aborts: dropping it loses nothing
             close_producer(producer)
+            self._tracer.close()
         return summary
 
-    def _ensure_destinations(self, letters: Sequence[DeadLetter]) -> None:
-        """The group's retry topic is created like every retry topic; an original topic
-        must exist (a replay never creates business topics)."""
+    def _ensure_topics(self, letters: Sequence[DeadLetter]) -> None:
+        """The ledger and the group's retry topic are created like every internal topic
+        (in one request); an original topic must exist (a replay never creates business
+        topics)."""
         config = self._config
+        wanted = {REPLAY_LOG_TOPIC: LEDGER_SPEC}
         if self._options.target == "retry":
             spec = TopologySpec().sized_for(config.max_message_size).retry
-            ensure_topics(
-                config.librdkafka("admin"), {retry_topic(self._group): spec}, config.namespace
-            )
-            return
+            wanted[retry_topic(self._group)] = spec
+        else:
+            self._check_originals(letters)
+        ensure_topics(config.librdkafka("admin"), wanted, config.namespace)
+
+    def _check_originals(self, letters: Sequence[DeadLetter]) -> None:
+        config = self._config
         wanted = set()
         for letter in letters:
             try:
@@ -193,15 +217,13 @@ class Replayer:
         )
         return Producer(settings)
 
-    def _replay(
-        self,
-        producer: Producer,
-        letters: Iterable[DeadLetter],
-        counts: dict[str, int],
-        summary: ReplaySummary,
-    ) -> None:
-        chunk: list[_Pending] = []
-        started, sent = self._monotonic(), 0
+    def _chunks(
+        self, letters: Iterable[DeadLetter], counts: dict[str, int], summary: ReplaySummary
+    ) -> Iterator[list[Pending]]:
+        """The transactions' contents: what is to be replayed, given the ledger's
+        ``counts``; counts what is skipped or cannot be replayed in ``summary``."""
+        chunk: list[Pending] = []
+        size = 0
         for letter in letters:
             done = counts.get(letter.dlq_id, 0)
             if done and not self._options.force:
@@ -213,14 +235,73 @@ class Replayer:
                 summary.failed += 1
                 summary.problems.append(str(exc))
                 continue
-            chunk.append(_Pending(letter, done, topic))
-            if len(chunk) >= self._options.per_transaction:
-                sent = self._pace(started, sent, len(chunk))
-                self._commit(producer, chunk, summary)
-                chunk = []
+            chunk.append((letter, topic, done))
+            size += len(letter.body)
+            if len(chunk) >= self._options.per_transaction or size >= TRANSACTION_MAX_BYTES:
+                yield chunk
+                chunk, size = [], 0
         if chunk:
-            self._pace(started, sent, len(chunk))
-            self._commit(producer, chunk, summary)
+            yield chunk
+
+    def _build(self, builder: ChunkBuilder, pending: Sequence[Pending]) -> Chunk | None:
+        return builder.build(pending, self._now_ms()) if pending else None
+
+    def _build_ahead(
+        self, builder: ChunkBuilder, letters: Iterable[DeadLetter], waits: list[Future[Any]]
+    ) -> deque[Chunk]:
+        """The first chunks (at least one, at most :data:`_AHEAD_MAX`), built while the
+        set-up ``waits`` for the broker, as if the ledger held nothing of these letters."""
+        ahead: deque[Chunk] = deque()
+        for pending in self._chunks(letters, {}, ReplaySummary()):
+            ahead.append(builder.build(pending, self._now_ms()))
+            if len(ahead) >= _AHEAD_MAX or all(wait.done() for wait in waits):
+                break
+        return ahead
+
+    def _replay(
+        self,
+        producer: Producer,
+        builder: ChunkBuilder,
+        chunks: Iterator[list[Pending]],
+        ahead: deque[Chunk],
+        summary: ReplaySummary,
+    ) -> None:
+        """Write each chunk in a transaction. A chunk built ahead is used only if the ledger
+        left its contents unchanged.
+
+        Raises KafkaException: a transaction failed (aborted when possible).
+        """
+
+        def build(pending: list[Pending]) -> Chunk | None:
+            if ahead and ahead[0].pending == pending:
+                return ahead.popleft()
+            ahead.clear()  # the ledger changed the chunks: the rest is built anew
+            return self._build(builder, pending)
+
+        chunk = build(next(chunks, []))
+        started, sent = self._monotonic(), 0
+        while chunk is not None:
+            count = len(chunk.pending)
+            sent = self._pace(started, sent, count)
+            producer.begin_transaction()
+            try:
+                _produce_all(producer, chunk.records)
+                producer.commit_transaction(_TXN_TIMEOUT_S)
+            except KafkaException:
+                summary.failed += count
+                summary.problems.append(f"{count} dead letters not replayed (transaction failed)")
+                _abort_quietly(producer)
+                raise
+            summary.replayed += count
+            self._progress(count)
+            self._traced(chunk.pending)
+            chunk = build(next(chunks, []))
+
+    def _traced(self, committed: Sequence[Pending]) -> None:
+        if self._tracer.enabled:
+            self._tracer.start()  # once; later calls do nothing
+            replays = [(m.msg_id, m.original_topic, to, m.origin_msg_id) for m, to, _ in committed]
+            hooks.replayed(self._tracer, self._group, replays, self._operator.command)
 
     def _pace(self, started: float, sent: int, more: int) -> int:
         """Wait until sending ``more`` keeps the rate; the new total."""
@@ -231,63 +312,25 @@ class Replayer:
                 self._sleep(wait)
         return sent + more
 
-    def _commit(self, producer: Producer, chunk: list[_Pending], summary: ReplaySummary) -> None:
-        """Raises KafkaException: the transaction failed (aborted when possible)."""
-        producer.begin_transaction()
-        try:
-            for pending in chunk:
-                self._send(producer, pending)
-            producer.commit_transaction(_TXN_TIMEOUT_S)
-        except KafkaException:
-            summary.failed += len(chunk)
-            summary.problems.append(f"{len(chunk)} dead letters not replayed (transaction failed)")
-            _abort_quietly(producer)
-            raise
-        summary.replayed += len(chunk)
-        self._progress(len(chunk))
 
-    def _send(self, producer: Producer, pending: _Pending) -> None:
-        letter, when_ms = pending.letter, self._now_ms()
-        entry = LedgerEntry(
-            group=self._group,
-            dlq_id=letter.dlq_id,
-            msg_id=letter.msg_id,
-            origin_msg_id=letter.origin_msg_id,
-            original_topic=letter.original_topic,
-            replayed_to=pending.topic,
-            replayed_msg_id=new_message_id(),
-            who=self._operator.who,
-            host=self._operator.host,
-            when_ms=when_ms,
-            command=self._operator.command,
-            replay=pending.replay,
-        )
-        record = replay_record(
-            letter,
-            self._options.target,
-            self._config.namespace,
-            new_msg_id=entry.replayed_msg_id,
-            replay_id=entry.key,
-            when_ms=when_ms,
-            topic=pending.topic,
-        )
-        _produce(producer, record)
-        key, value = entry.encode()
-        _produce(producer, OutgoingRecord(self._ledger, value, key, []))
+def _fence(producer: Producer) -> None:
+    """Fence every older replay of the group (its open transaction is aborted)."""
+    # connected first: librdkafka looks for the transaction coordinator again only after
+    # 500 ms when it asked before any broker connection was up (measured: 0.5 s vs 6 ms)
+    producer.list_topics(timeout=REQUEST_TIMEOUT_S)
+    producer.init_transactions(_TXN_TIMEOUT_S)
 
 
-def _produce(producer: Producer, record: OutgoingRecord) -> None:
-    while True:
-        try:
-            producer.produce(
-                record.topic,
-                record.value,
-                record.key,
-                headers=record.headers,  # type: ignore[arg-type]  # stub's list is invariant
-            )
-            return
-        except BufferError:  # local queue full: serve delivery reports, then again
-            producer.poll(0.1)
+def _produce_all(producer: Producer, records: list[Record]) -> None:
+    produce = producer.produce
+    for topic, value, key, headers in records:
+        while True:
+            try:
+                # the stub's header list is invariant
+                produce(topic, value, key, headers=headers)  # type: ignore[arg-type]
+                break
+            except BufferError:  # local queue full: serve delivery reports, then again
+                producer.poll(0.1)
 
 
 def _abort_quietly(producer: Any) -> None:

@@ -1,4 +1,4 @@
-"""The record a replay sends for a dead letter (pure).
+"""The record a replay sends for a dead letter (pure): where it goes, what headers it carries.
 
 Default target ``retry``: ``%RETRY%<group>``, so only the failing group consumes it again;
 ``RETRY_TOPIC`` names the original topic, which is the topic the group's consumer shows
@@ -22,13 +22,13 @@ from rmqcompat.dlq.ledger import REPLAY_ID, REPLAY_TIME
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.topics.naming import retry_topic, to_kafka_topic, validate_topic
-from rmqcompat.wire import OutgoingRecord
 
 Target = Literal["retry", "original"]
 TARGETS: tuple[Target, ...] = ("retry", "original")
 
-# a replay sends to one or a few topics, thousands of times
-_kafka_topic = lru_cache(maxsize=1024)(to_kafka_topic)
+#: The physical name of a destination, cached: a replay sends to one or a few topics,
+#: thousands of times.
+kafka_topic = lru_cache(maxsize=1024)(to_kafka_topic)
 
 _DROPPED = (
     props.MAX_RECONSUME_TIMES,
@@ -65,36 +65,33 @@ def _destination(group: str, original: str, target: Target) -> str:
     return retry_topic(group) if target == "retry" else original
 
 
-def replay_record(
+Header = tuple[str, bytes | None]
+
+
+def replay_stamp(when_ms: int) -> tuple[Header, ...]:
+    """The headers every record of one replay transaction shares: the reconsume count
+    reset to 0 and ``REPLAY_TIME``. Built once per transaction."""
+    return ((props.RECONSUME_TIME, b"0"), (REPLAY_TIME, props.encode_int(when_ms).encode()))
+
+
+def replay_headers(
     letter: DeadLetter,
     target: Target,
-    namespace: str,
-    *,
     new_msg_id: str,
     replay_id: str,
-    when_ms: int,
-    topic: str | None = None,
-) -> OutgoingRecord:
-    """The record that replays ``letter`` (see the module's docstring); ``topic``, if
-    given, is :func:`replay_topic`'s answer, already known.
-
-    Raises:
-        ConfigError: see :func:`replay_topic`.
-    """
-    if topic is None:
-        topic = replay_topic(letter, target)
+    stamp: tuple[Header, ...],
+) -> list[Header]:
+    """The headers of the record that replays ``letter`` (see the module's docstring);
+    ``stamp`` is :func:`replay_stamp` of the replay's time."""
     replaced = _REPLACED_ORIGINAL if target == "original" else _REPLACED
     # the other headers go as they are, byte for byte (user properties included)
     headers = [header for header in letter.headers if header[0] not in replaced]
-    present = {name for name, _ in letter.headers}
+    present = letter.properties
     if props.ORIGIN_MESSAGE_ID not in present:
         headers.append((props.ORIGIN_MESSAGE_ID, letter.msg_id.encode()))
     if props.BORN_TIMESTAMP not in present:
         headers.append((props.BORN_TIMESTAMP, props.encode_int(letter.born_ms).encode()))
-    headers += [
-        (props.UNIQ_KEY, new_msg_id.encode()),
-        (props.RECONSUME_TIME, b"0"),
-        (REPLAY_ID, replay_id.encode()),
-        (REPLAY_TIME, props.encode_int(when_ms).encode()),
-    ]
-    return OutgoingRecord(_kafka_topic(topic, namespace), letter.body, letter.key, headers)
+    headers.append((props.UNIQ_KEY, new_msg_id.encode()))
+    headers.append((REPLAY_ID, replay_id.encode()))
+    headers += stamp
+    return headers

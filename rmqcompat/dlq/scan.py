@@ -68,11 +68,14 @@ def bounds(consumer: Consumer, physical: str, partition: int) -> tuple[int, int]
     records at offset 0 gives 1, not 4), while its fetch responses carry the true high
     watermark. So the consumer is assigned at the listed end (never past the true one) and
     reads to the end-of-partition event, whose offset is the end; on Apache Kafka that
-    event comes at once. Leaves the consumer unassigned.
+    event comes at once. A partition listed as empty is not fetched (the fetch would wait
+    ``fetch.wait.max.ms`` for nothing). Leaves the consumer unassigned.
     """
     low, listed = consumer.get_watermark_offsets(
         TopicPartition(physical, partition), timeout=REQUEST_TIMEOUT_S, cached=False
     )
+    if listed <= low:  # empty: Tansu too lists at least 1 once a batch is stored
+        return int(low), int(low)
     consumer.assign([TopicPartition(physical, partition, max(int(low), int(listed)))])
     try:
         deadline = time.monotonic() + REQUEST_TIMEOUT_S
@@ -91,10 +94,17 @@ def bounds(consumer: Consumer, physical: str, partition: int) -> tuple[int, int]
 
 
 def scan(
-    consumer: Consumer, physical: str, starts: Mapping[int, int] | None = None
+    consumer: Consumer,
+    physical: str,
+    starts: Mapping[int, int] | None = None,
+    until: Mapping[int, int] | None = None,
 ) -> Iterator[Message]:
     """Every record of ``physical`` from each partition's start (or ``starts[p]``) to its
     high watermark now, partition by partition in fetch order.
+
+    Read-committed, "now" ends at the first record of a transaction still open. With
+    ``until[p]`` (a high watermark taken by a read-uncommitted request), the scan reads up
+    to that offset at least, waiting while transactions before it are undecided.
 
     Raises:
         KafkaException: a fetch failed (the topic vanished, authorisation...).
@@ -104,6 +114,7 @@ def scan(
     assignment = []
     for partition in partitions_of(consumer, physical) or []:
         low, high = bounds(consumer, physical, partition)
+        high = max(high, (until or {}).get(partition, high))
         start = max(low, (starts or {}).get(partition, low))
         if start < high:
             ends[partition] = high
@@ -112,12 +123,14 @@ def scan(
         return
     consumer.assign(assignment)
     try:
-        yield from _until_ends(consumer, ends)
+        yield from _until_ends(consumer, ends, until or {})
     finally:
         consumer.unassign()
 
 
-def _until_ends(consumer: Consumer, ends: dict[int, int]) -> Iterator[Message]:
+def _until_ends(
+    consumer: Consumer, ends: dict[int, int], until: Mapping[int, int]
+) -> Iterator[Message]:
     open_partitions = dict(ends)
     last_progress = time.monotonic()
     while open_partitions:
@@ -139,8 +152,10 @@ def _until_ends(consumer: Consumer, ends: dict[int, int]) -> Iterator[Message]:
                 if error.code() != KafkaError._PARTITION_EOF:  # noqa: SLF001
                     raise KafkaException(error)
                 # the end of what is committed: the high watermark, or the first record of
-                # a transaction still open (read-committed stops there; it is not decided)
-                del open_partitions[partition]
+                # a transaction still open (read-committed stops there; it is not decided),
+                # where a scan with ``until`` waits for the transaction's end
+                if (record.offset() or 0) >= until.get(partition, 0):
+                    del open_partitions[partition]
                 continue
             if (record.offset() or 0) < end:
                 yield record

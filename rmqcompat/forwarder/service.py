@@ -29,6 +29,7 @@ from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, level_top
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import provision_topology
 from rmqcompat.topics.verify_forwarding import unserved_level_topics
+from rmqcompat.trace import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,8 @@ class DelayForwarder(Lifecycle):
             after this long without a response from any broker to its consumer or
             producer (:mod:`rmqcompat.broker_contact`); healthy again when one
             answers.
+        trace_enabled: write FORWARD and QUARANTINE trace events (``rmqcompat.trace``;
+            asynchronous, never blocks forwarding).
 
     Raises:
         ConfigError, InvalidNameError: invalid settings (before any I/O).
@@ -90,6 +93,7 @@ class DelayForwarder(Lifecycle):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_held_bytes_per_partition: int = DEFAULT_MAX_HELD_BYTES,
         broker_contact_timeout_s: float = DEFAULT_BROKER_CONTACT_TIMEOUT_S,
+        trace_enabled: bool = True,
     ) -> None:
         if not broker_contact_timeout_s > 0:
             raise ConfigError(
@@ -107,6 +111,9 @@ class DelayForwarder(Lifecycle):
             max_message_size=max_message_size,
         )
         self.metrics = ForwarderMetrics()
+        self.tracer = Tracer.for_client(
+            self.config, "forwarder", enabled=trace_enabled, clock=clock
+        )
         self._topology = topology or TopologySpec()
         self._metrics_addr = (metrics_host, metrics_port)
         self._clock = clock
@@ -170,7 +177,9 @@ class DelayForwarder(Lifecycle):
         contact = self._contact = BrokerContact(self._contact_timeout_s)
         self._consumer = Consumer(contact.observe(fs.consumer_settings(self.config)))
         producer = Producer(contact.observe(fs.producer_settings(self.config)))
-        loop = ForwardLoop(self._consumer, producer, loop_settings, self.metrics, self._clock)
+        loop = ForwardLoop(
+            self._consumer, producer, loop_settings, self.metrics, self._clock, self.tracer
+        )
         self._consumer.subscribe(
             [level_topic_pattern(self.config.namespace)],
             on_assign=loop.on_assign,
@@ -182,6 +191,7 @@ class DelayForwarder(Lifecycle):
     def _run(self) -> None:
         loop, consumer = self._loop, self._consumer
         assert loop is not None and consumer is not None  # set by start() before the thread
+        self.tracer.start()
         try:
             while not loop.stopping:
                 loop.step()
@@ -193,6 +203,7 @@ class DelayForwarder(Lifecycle):
             loop.stopping = True
             consumer.close()
             loop.close_producer()
+            self.tracer.close()
 
     def healthy(self) -> bool:
         """True while :meth:`unhealthy_reason` finds nothing wrong."""

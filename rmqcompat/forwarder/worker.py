@@ -30,6 +30,7 @@ from rmqcompat.forwarder.schedule import WakeSchedule
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.trace import Tracer, hooks
 from rmqcompat.wire import KafkaRecord
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,9 @@ class ForwardLoop:
         settings: LoopSettings,
         metrics: ForwarderMetrics,
         clock: Clock,
+        tracer: Tracer | None = None,
     ) -> None:
+        self._tracer = tracer or Tracer.disabled()
         self._consumer = consumer
         self._s = settings
         self._metrics = metrics
@@ -159,11 +162,15 @@ class ForwardLoop:
             if isinstance(plan, Quarantine):
                 log.warning("quarantining %s[%s]@%s: %s", *key, msg.offset(), plan.reason)
                 send(lane, msg, plan.record, "quarantined")
+                if self._tracer.enabled:
+                    hooks.quarantined(self._tracer, msg, plan.reason)
             elif plan.hop:
                 send(lane, msg, plan.record, "hops")
             else:
                 observe(max(0, now - plan.due_ms) / 1000)
                 send(lane, msg, plan.record, "forwarded")
+                if self._tracer.enabled:
+                    hooks.forwarded(self._tracer, msg, plan.record, plan.due_ms)
             held.popleft()
         if key in self._paused and held.may_resume:
             self._resume(key)

@@ -31,6 +31,7 @@ from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.scheduler import Scheduler
 from rmqcompat.producer.send_result import SendResult, SendStatus
 from rmqcompat.producer.spool import Spool, SpoolEntry
+from rmqcompat.trace import Tracer, hooks
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +53,10 @@ class Pipeline:
         backoff: Backoff,
         spool: Spool | None,
         clock_ms: Callable[[], int],
+        tracer: Tracer | None = None,
     ) -> None:
         self._settings = dict(settings)
+        self._tracer = tracer or Tracer.disabled()
         self._queue_wait_s = queue_wait_s
         self._backoff = backoff
         self._spool = spool
@@ -229,6 +232,8 @@ class Pipeline:
         except InvalidStateError:
             log.info("message %s was delivered after its send timed out", pending.msg_id)
             return  # the timeout outcome stands and was settled
+        if self._tracer.enabled:
+            hooks.published(self._tracer, pending.message, pending.msg_id, pending.topic, None)
         self._settle()
 
     def _unspool(self, entry: SpoolEntry) -> None:

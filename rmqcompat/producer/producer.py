@@ -31,6 +31,7 @@ from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import delay_topology
+from rmqcompat.trace import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,10 @@ class DefaultMQProducer(Lifecycle):
     ``shutdown()`` waits for every pending send's outcome. Settings errors raise ``ConfigError`` or
     ``InvalidNameError``. Callbacks and futures are completed on the producer's threads:
     keep callbacks short. One producer per ``spool_dir``.
+
+    ``trace_enabled`` (default True, RocketMQ's message-trace switch) writes a ``PUBLISH``
+    trace event per acknowledged send to the namespace's trace topic, asynchronously
+    (``rmqcompat.trace``: never blocks a send; drops are counted in ``tracer.stats()``).
     """
 
     def __init__(
@@ -86,6 +91,7 @@ class DefaultMQProducer(Lifecycle):
         topology: TopologySpec | None = None,
         backoff: Backoff | None = None,
         clock_ms: Clock = epoch_ms,
+        trace_enabled: bool = True,
     ) -> None:
         client = ClientConfig(
             bootstrap_servers=bootstrap_servers,
@@ -114,12 +120,15 @@ class DefaultMQProducer(Lifecycle):
             max_message_size=max_message_size,
         )
         self._topics = TopicGuard(client, parking.specs(), timeout_s)
+        # RocketMQ's message-trace switch: PUBLISH events to the namespace's trace topic
+        self.tracer = Tracer.for_client(client, group, enabled=trace_enabled, clock=clock_ms)
         self._pipeline = Pipeline(
             self.settings.librdkafka(),
             queue_wait_s=timeout_s,
             backoff=backoff or Backoff(),
             spool=self.spool,
             clock_ms=clock_ms,
+            tracer=self.tracer,
         )
         self._resender = Resender(
             self._pipeline,
@@ -170,6 +179,7 @@ class DefaultMQProducer(Lifecycle):
             except KafkaException as exc:
                 raise ConfigError(f"librdkafka refused the producer settings: {exc}") from exc
             self._state = _State.RUNNING
+        self.tracer.start()
         self._resender.start()
 
     def shutdown(self) -> None:
@@ -184,6 +194,7 @@ class DefaultMQProducer(Lifecycle):
         if was_running:
             self._resender.stop()
             self._pipeline.close()
+            self.tracer.close()
 
     def send(self, msg: Message, sharding_key: ShardingKey = None) -> SendResult:
         """Send and block until acknowledged, spooled, or failed, within ``send_msg_timeout``.

@@ -6,6 +6,8 @@ send-back gives them (the replay tests dead-letter through a real consumer)."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +17,9 @@ from consumer_helpers import create_topic, read_all
 
 from rmqcompat import properties as props
 from rmqcompat.cli.main import EXIT_FAILED, EXIT_USAGE, main
+from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.files import read_dead_letters_file
+from rmqcompat.dlq.ledger import LedgerPage, ledger_topic, read_ledger
 from rmqcompat.topics.naming import dlq_topic, retry_topic, to_kafka_topic
 
 HOUR_MS = 3_600_000
@@ -65,8 +69,6 @@ def dlq(kafka_bootstrap, namespace):
 
 
 def _now_ms() -> int:
-    import time
-
     return int(time.time() * 1000)
 
 
@@ -128,6 +130,45 @@ def test_replay_from_an_edited_file_sends_what_the_file_says(dlq, tmp_path):
     assert [body for _, body in replayed] == [b"edited"]
     again = _cli(*dlq, "dlq", "replay", "--group", "H", "--yes")  # same dead letter: skipped
     assert "H: replayed=0 skipped=1 failed=0" in again.stdout
+
+
+def test_a_replay_waits_for_an_open_ledger_transaction_of_another_group(dlq, broker_kind):
+    """The ledger is one log: G's pages committed after another group's transaction that
+    is still open lie beyond the last stable offset, and a replay of G must wait for them
+    rather than replay G's dead letters a second time."""
+    bootstrap, namespace = dlq
+    first = _cli(*dlq, "dlq", "replay", "--group", "H", "--yes")
+    assert "H: replayed=1" in first.stdout, first.output
+    other = _ledger_writer(bootstrap, f"X-{namespace}")
+    other.begin_transaction()  # another group's replay, in the middle of a chunk
+    _write_page(other, namespace, "X", ["x@0@0"])
+    # G's last replay: its transaction began before X's, it commits after X began
+    dlq_ids = [f"{to_kafka_topic(dlq_topic('G'), namespace)}@0@{offset}" for offset in range(4)]
+    earlier = _ledger_writer(bootstrap, f"G-{namespace}")
+    earlier.begin_transaction()
+    _write_page(earlier, namespace, "G", dlq_ids)
+    earlier.commit_transaction(10)
+
+    threading.Timer(3.0, other.abort_transaction).start()
+    result = _cli(*dlq, "dlq", "replay", "--group", "G", "--yes")
+    assert "G: replayed=0 skipped=4 failed=0" in result.stdout, result.output
+    assert read_all(bootstrap, retry_topic("G"), namespace, settle=0.5) == []
+    groups = [e.group for e in read_ledger(ClientConfig(bootstrap, namespace=namespace))]
+    if broker_kind != "tansu":  # Tansu 0.6.0 shows aborted records to read-committed readers
+        assert groups == ["H", "G", "G", "G", "G"]  # the aborted page is not in the ledger
+
+
+def _ledger_writer(bootstrap: str, transactional_id: str) -> Producer:
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
+    producer.init_transactions(10)
+    return producer
+
+
+def _write_page(producer: Producer, namespace: str, group: str, dlq_ids: list[str]) -> None:
+    rows = [(dlq_id, "M", "M", "Orders", f"%RETRY%{group}", "N", 0) for dlq_id in dlq_ids]
+    page = LedgerPage(group, "me", "h", 1, "test", rows)
+    producer.produce(ledger_topic(namespace), page.encode(), f"{group}/run.0".encode())
+    assert producer.flush(10) == 0
 
 
 def test_dry_run_lists_and_writes_nothing(dlq):

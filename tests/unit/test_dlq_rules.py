@@ -1,19 +1,18 @@
-"""Dead-letter rules without a broker: times, filters, the ledger format, replay records."""
+"""Dead-letter rules without a broker: times, filters, the read model, replay records."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
 from rmqcompat import properties as props
 from rmqcompat.dlq.errors import BadTimeError
 from rmqcompat.dlq.filters import DeadLetterFilter, parse_future_time, parse_time
-from rmqcompat.dlq.ledger import REPLAY_ID, REPLAY_TIME, LedgerEntry, ledger_key, ledger_topic
+from rmqcompat.dlq.ledger import REPLAY_ID, REPLAY_TIME, ledger_topic
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.replay import ReplayOptions
-from rmqcompat.dlq.republish import replay_record
-from rmqcompat.errors import ConfigError, MalformedHeaderError
+from rmqcompat.dlq.republish import Target, kafka_topic, replay_headers, replay_stamp, replay_topic
+from rmqcompat.errors import ConfigError, InvalidMessageError
+from rmqcompat.message import SYSTEM_PROPERTIES, Message
 from rmqcompat.topics.naming import REPLAY_LOG_TOPIC, from_kafka_topic, to_kafka_topic
 
 NOW = 1_800_000_000_000
@@ -106,106 +105,57 @@ def test_ledger_topic_is_a_fixed_internal_name_per_namespace() -> None:
     assert to_kafka_topic(REPLAY_LOG_TOPIC) != to_kafka_topic("RMQ_SYS_REPLAY_LOG2")
 
 
-def _entry(**changes: object) -> LedgerEntry:
-    fields = dict(
-        group="G",
-        dlq_id="d@0@1",
-        msg_id="M",
-        origin_msg_id="O",
-        original_topic="T",
-        replayed_to="%RETRY%G",
-        replayed_msg_id="N",
-        who="me",
-        host="h",
-        when_ms=5,
-        command="rmqcompat dlq replay",
-        replay=0,
-    )
-    fields.update(changes)
-    return LedgerEntry(**fields)  # type: ignore[arg-type]
-
-
-def test_ledger_entry_round_trips_with_the_documented_fields() -> None:
-    entry = _entry()
-    key, value = entry.encode()
-    assert key == b"G/d@0@1"
-    assert set(json.loads(value)) == {
-        "group",
-        "dlq_id",
-        "msg_id",
-        "origin_msg_id",
-        "original_topic",
-        "replayed_to",
-        "replayed_msg_id",
-        "who",
-        "host",
-        "when_ms",
-        "command",
-        "replay",
-    }
-    assert LedgerEntry.decode(value) == entry
-    assert _entry(replay=2).key == ledger_key("G", "d@0@1", 2) == "G/d@0@1#2"
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        b"\xff",
-        b"[]",
-        b"{}",
-        json.dumps({**json.loads(_entry().encode()[1]), "when_ms": "5"}).encode(),
-        json.dumps({**json.loads(_entry().encode()[1]), "extra": 1}).encode(),
-    ],
-)
-def test_malformed_ledger_records_are_refused(value: bytes) -> None:
-    with pytest.raises(MalformedHeaderError):
-        LedgerEntry.decode(value)
-
-
 def _props(record_headers: list[tuple[str, bytes | None]]) -> dict[str, str]:
     return props.from_headers(record_headers)
 
 
+def _record(dead: DeadLetter, target: Target, *, new_id: str = "NEW", replay_id: str = "r"):
+    topic = replay_topic(dead, target)
+    headers = replay_headers(dead, target, new_id, replay_id, replay_stamp(77))
+    return kafka_topic(topic, "ns"), headers
+
+
 def test_replay_to_retry_resets_the_count_names_the_replay_and_keeps_the_message() -> None:
-    dead = letter(**{props.DUE_TIME: "9", props.REAL_TOPIC: "x"})
-    record = replay_record(dead, "retry", "ns", new_msg_id="NEW", replay_id="G/x", when_ms=77)
-    assert record.topic == "ns.rmq.retry.G"
-    assert (record.value, record.key) == (b"body", b"key")
-    sent = _props(record.headers)
+    dead = letter(**{props.DUE_TIME: "9", props.REAL_TOPIC: "x", REPLAY_ID: "old"})
+    topic, headers = _record(dead, "retry", replay_id="G/x")
+    assert topic == "ns.rmq.retry.G"
+    sent = _props(headers)
     assert sent[props.RECONSUME_TIME] == "0"
     assert sent[props.RETRY_TOPIC] == "Orders"  # the consumer shows the original topic
     assert sent[props.UNIQ_KEY] == "NEW" and sent[props.ORIGIN_MESSAGE_ID] == "ID0"
-    assert (sent[REPLAY_ID], sent[REPLAY_TIME]) == ("G/x", "77")
+    assert (sent[REPLAY_ID], sent[REPLAY_TIME]) == ("G/x", "77")  # the old REPLAY_ID replaced
     assert (sent[props.TAGS], sent[props.KEYS], sent["user"]) == ("TA", "k1 k2", "u")
     for dropped in (props.MAX_RECONSUME_TIMES, props.DUE_TIME, props.REAL_TOPIC):
         assert dropped not in sent
+    assert len(headers) == len({name for name, _ in headers})  # each header once
 
 
 def test_replay_to_original_goes_to_the_business_topic_without_retry_topic() -> None:
-    dead = letter(**{props.ORIGIN_MESSAGE_ID: "-"})
-    record = replay_record(dead, "original", "", new_msg_id="N", replay_id="r", when_ms=1)
-    sent = _props(record.headers)
-    assert record.topic == "Orders" and props.RETRY_TOPIC not in sent
+    dead = letter(**{props.ORIGIN_MESSAGE_ID: "-", props.BORN_TIMESTAMP: "-"})
+    topic, headers = _record(dead, "original")
+    sent = _props(headers)
+    assert topic == "ns.Orders" and props.RETRY_TOPIC not in sent
     assert sent[props.ORIGIN_MESSAGE_ID] == "ID1"  # the dead letter's id, as first id
+    assert sent[props.BORN_TIMESTAMP] == str(NOW)  # the dead-letter time stands in
 
 
 @pytest.mark.parametrize("original", ["-", "bad topic!"])
 def test_a_dead_letter_without_a_usable_original_topic_cannot_be_replayed(original: str) -> None:
     with pytest.raises(ConfigError, match="original topic"):
-        replay_record(
-            letter(**{props.RETRY_TOPIC: original}),
-            "retry",
-            "",
-            new_msg_id="N",
-            replay_id="r",
-            when_ms=1,
-        )
+        replay_topic(letter(**{props.RETRY_TOPIC: original}), "retry")
 
 
 def test_replay_options_refuse_bad_values_and_size_transactions_by_rate() -> None:
-    assert ReplayOptions().per_transaction == 1000
+    assert ReplayOptions().per_transaction == 5_000
     assert ReplayOptions(rate=3).per_transaction == 3
     assert ReplayOptions(rate=0.5).per_transaction == 1
     for bad in (dict(rate=0), dict(rate=-1), dict(chunk=0)):
         with pytest.raises(ConfigError):
             ReplayOptions(**bad)  # type: ignore[arg-type]
+
+
+def test_replay_headers_are_system_properties_users_cannot_set() -> None:
+    assert {REPLAY_ID, REPLAY_TIME} <= SYSTEM_PROPERTIES
+    for name in (REPLAY_ID, REPLAY_TIME):
+        with pytest.raises(InvalidMessageError, match="reserved"):
+            Message("Orders", body=b"", properties={name: "1"})

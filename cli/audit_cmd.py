@@ -1,0 +1,182 @@
+"""``rmqcompat audit``: the Spark audit of the trace topic (needs the ``spark`` extra).
+
+Parses options and delegates to :mod:`rmqcompat.spark.job`; pyspark is imported only
+when the command runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rmqcompat.cli.context import current
+from rmqcompat.cli.settings import parse_passthrough
+from rmqcompat.errors import ConfigError
+from rmqcompat.topics.delay_levels import (
+    DEFAULT_MESSAGE_DELAY_LEVEL,
+    DelayLevels,
+    parse_duration_ms,
+)
+
+
+def _pairs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
+    try:
+        return parse_passthrough(values)
+    except ConfigError:
+        raise click.BadParameter("every value must be KEY=VALUE", ctx, param) from None
+
+
+def _instant(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """Epoch milliseconds, or an ISO-8601 time (UTC when it names no zone)."""
+    if value is None:
+        return None
+    if value.isdigit():
+        return int(value)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is neither epoch ms nor an ISO-8601 time", ctx, param
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str) -> int:
+    try:
+        return parse_duration_ms(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+
+
+@click.command()
+@click.option("--group", default=None, help="Report only this consumer group.")
+@click.option("--topic", default=None, help="Report only this logical topic.")
+@click.option("--since", callback=_instant, help="Only events at or after (epoch ms or ISO-8601).")
+@click.option("--until", callback=_instant, help="Only events before (epoch ms or ISO-8601).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for report.json, outcomes/ (Parquet) and the PNG charts.",
+)
+@click.option("--stream", is_flag=True, help="Structured streaming with --checkpoint.")
+@click.option(
+    "--checkpoint", type=click.Path(file_okay=False, path_type=Path), help="Streaming checkpoint."
+)
+@click.option(
+    "--trigger-interval",
+    default=None,
+    help="Streaming trigger, e.g. '30 seconds' (default: availableNow, then exit).",
+)
+@click.option(
+    "--now",
+    callback=_instant,
+    help="Judge 'lost' as of this time (epoch ms or ISO-8601; default: now).",
+)
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option(
+    "--grace",
+    default="10m",
+    show_default=True,
+    callback=_duration,
+    help="How long a message may go without events before it counts as lost.",
+)
+@click.option(
+    "--message-delay-level",
+    default=DEFAULT_MESSAGE_DELAY_LEVEL,
+    show_default=True,
+    help="The delay table the clients use (for ladder conformance).",
+)
+@click.option(
+    "--jars-dir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Resolved connector jars (offline); default: resolve from Maven Central.",
+)
+@click.option(
+    "--spark-conf", multiple=True, callback=_pairs, metavar="KEY=VALUE", help="Spark setting."
+)
+@click.option(
+    "--kafka-option",
+    multiple=True,
+    callback=_pairs,
+    metavar="KEY=VALUE",
+    help="Kafka (Java client) setting for Spark's source, e.g. sasl.jaas.config=...",
+)
+@click.option("--no-lag", is_flag=True, help="Skip the committed-offset lag query.")
+def audit(**options: Any) -> None:
+    """Audit the namespace's flows from its trace topic through Spark's Kafka source.
+
+    Prints one line per group and topic and writes report.json, outcomes/ and charts.
+
+    \b
+    Example:
+      rmqcompat --namespace prod audit --group OrderGroup --out audit/
+      rmqcompat --namespace prod audit --out audit/ --stream --checkpoint ckpt/
+    """
+    if options["stream"] and options["checkpoint"] is None:
+        raise click.UsageError("--stream needs --checkpoint DIR")
+    try:
+        levels = DelayLevels.parse(options["message_delay_level"])
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--message-delay-level") from None
+    report = _run(options, levels)
+    if report is not None:
+        click.echo(_table(report))
+        click.echo(f"report: {options['out'] / 'report.json'}")
+
+
+def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
+    try:
+        from pyspark.sql import SparkSession
+
+        from rmqcompat.devbroker.apache_kafka import cache_root
+        from rmqcompat.spark import build_session
+        from rmqcompat.spark.audit import AuditPolicy
+        from rmqcompat.spark.job import AuditJob, run_batch, run_stream
+    except ImportError as exc:
+        raise ConfigError(
+            f"audit needs the spark extra: pip install 'rmqcompat[spark]' ({exc})"
+        ) from None
+    job = AuditJob(
+        current().client_config(),
+        AuditPolicy(
+            now_ms=options["now"] or int(time.time() * 1000),
+            grace_ms=options["grace"],
+            levels=levels,
+        ),
+        spark_kafka=options["kafka_option"],
+        group=options["group"],
+        topic=options["topic"],
+        since_ms=options["since"],
+        until_ms=options["until"],
+        lag=not options["no_lag"],
+    )
+    running = SparkSession.getActiveSession()  # e.g. a notebook's: used, not stopped
+    spark = running or build_session(
+        master=options["master"],
+        ivy_dir=cache_root() / "ivy",
+        jars_dir=options["jars_dir"],
+        extra=options["spark_conf"],
+    )
+    try:
+        if options["stream"]:
+            return run_stream(
+                spark, job, options["out"], options["checkpoint"], options["trigger_interval"]
+            )
+        return run_batch(spark, job, options["out"])
+    finally:
+        if running is None:
+            spark.stop()
+
+
+def _table(report: dict[str, Any]) -> str:
+    from rmqcompat.spark.report import format_table
+
+    return format_table(report)

@@ -1,0 +1,92 @@
+"""One replay transaction's records, built without I/O: the replayed messages and the
+ledger pages that record them (:mod:`rmqcompat.dlq.ledger`).
+
+Built before their transaction (the first ones while the broker sets the replay up), so
+the transaction itself only hands ready records to the producer.
+What every message of a chunk shares (the replay time, the reconsume reset, who, host
+and command) is built once per chunk.
+"""
+
+from __future__ import annotations
+
+import getpass
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rmqcompat.dlq.ledger import PAGE_SIZE, LedgerPage, Row, ledger_key, page_key
+from rmqcompat.dlq.model import DeadLetter
+from rmqcompat.dlq.republish import Header, Target, kafka_topic, replay_headers, replay_stamp
+from rmqcompat.message_id import new_message_id
+
+#: One dead letter to replay: the letter, its logical destination, its replay number.
+Pending = tuple[DeadLetter, str, int]
+#: ``(topic, value, key, headers)``, as ``Producer.produce`` takes them.
+Record = tuple[str, bytes, bytes | None, list[Header]]
+
+
+@dataclass(frozen=True)
+class Operator:
+    """Who runs the replay, recorded in every ledger page."""
+
+    who: str
+    host: str
+    command: str
+
+    @classmethod
+    def current(cls, command: str) -> Operator:
+        return cls(getpass.getuser(), socket.gethostname(), command)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """The records of one transaction: a message per ``pending`` entry, then its pages."""
+
+    pending: Sequence[Pending]
+    records: list[Record]
+
+
+class ChunkBuilder:
+    """Builds the chunks of one replay run of ``group``; numbers their ledger pages."""
+
+    def __init__(
+        self,
+        group: str,
+        target: Target,
+        namespace: str,
+        ledger: str,
+        operator: Operator,
+    ) -> None:
+        self._group = group
+        self._target = target
+        self._namespace = namespace
+        self._ledger = ledger
+        self._operator = operator
+        self._run = new_message_id()  # unique across hosts: page keys are never reused
+        self._pages = 0
+
+    def build(self, pending: Sequence[Pending], when_ms: int) -> Chunk:
+        group, target, namespace = self._group, self._target, self._namespace
+        stamp = replay_stamp(when_ms)
+        records: list[Record] = []
+        rows: list[Row] = []
+        for letter, topic, replay in pending:
+            new_id = new_message_id()
+            dlq_id = letter.dlq_id
+            replay_id = ledger_key(group, dlq_id, replay)
+            headers = replay_headers(letter, target, new_id, replay_id, stamp)
+            records.append((kafka_topic(topic, namespace), letter.body, letter.key, headers))
+            original = letter.original_topic
+            rows.append(
+                (dlq_id, letter.msg_id, letter.origin_msg_id, original, topic, new_id, replay)
+            )
+        for start in range(0, len(rows), PAGE_SIZE):
+            records.append(self._page(rows[start : start + PAGE_SIZE], when_ms))
+        return Chunk(pending, records)
+
+    def _page(self, rows: list[Row], when_ms: int) -> Record:
+        operator = self._operator
+        page = LedgerPage(self._group, operator.who, operator.host, when_ms, operator.command, rows)
+        key = page_key(self._group, self._run, self._pages).encode("utf-8")
+        self._pages += 1
+        return self._ledger, page.encode(), key, []

@@ -1,0 +1,220 @@
+"""Constructors of trace events, one per thing that happens to a message.
+
+An :class:`Emitter` stamps who and when (client id, host, namespace, clock) on every event
+it builds; each method returns a :data:`~rmqcompat.trace.codec.TraceRecord` ready for a
+sink. Building an event is cheap (one dict); encoding happens on the sink's thread.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rmqcompat import properties as props
+from rmqcompat.clock import Clock, epoch_ms
+from rmqcompat.message import MessageExt
+from rmqcompat.trace.codec import TraceRecord
+
+ConsumeStatus = Literal["SUCCESS", "RECONSUME_LATER", "EXCEPTION", "TIME_OUT"]
+
+
+def default_client_id(name: str) -> str:
+    """``host@pid@name``, like RocketMQ's ``clientId`` (``ip@instanceName``)."""
+    return f"{socket.gethostname()}@{os.getpid()}@{name}"
+
+
+def _message_fields(msg: MessageExt) -> TraceRecord:
+    get = msg.properties.get
+    return {
+        "topic": msg.topic,
+        "partition": msg.queue_id,
+        "offset": msg.queue_offset,
+        "msg_id": msg.msg_id,
+        "origin_msg_id": get(props.ORIGIN_MESSAGE_ID),
+        "tags": get(props.TAGS),
+        "keys": get(props.KEYS),
+        "reconsume_times": msg.reconsume_times,
+        "born_ms": msg.born_timestamp,
+    }
+
+
+@dataclass(frozen=True)
+class Emitter:
+    """Builds the trace events of one client.
+
+    Args:
+        client_id: names the emitting client (see :func:`default_client_id`).
+        namespace: the client's namespace (logical names in events are without it).
+        clock: epoch-ms clock stamped as ``timestamp_ms``.
+    """
+
+    client_id: str
+    namespace: str = ""
+    clock: Clock = epoch_ms
+    host: str = field(default_factory=socket.gethostname)
+
+    def _event(self, event: str, msg_id: str, fields: TraceRecord) -> TraceRecord:
+        fields.update(
+            event=event,
+            timestamp_ms=self.clock(),
+            client_id=self.client_id,
+            host=self.host,
+            namespace=self.namespace,
+            msg_id=msg_id,
+        )
+        return fields
+
+    def publish(
+        self,
+        msg_id: str,
+        topic: str,
+        physical_topic: str,
+        *,
+        tags: str | None = None,
+        keys: str | None = None,
+        born_ms: int | None = None,
+        delay_level: int | None = None,
+        due_ms: int | None = None,
+    ) -> TraceRecord:
+        """A producer's send was acknowledged by the broker (``physical_topic`` is where
+        the record went: the business topic, or a level topic for a scheduled message)."""
+        return self._event(
+            "PUBLISH",
+            msg_id,
+            {
+                "topic": topic,
+                "physical_topic": physical_topic,
+                "tags": tags,
+                "keys": keys,
+                "born_ms": born_ms,
+                "delay_level": delay_level,
+                "due_ms": due_ms,
+            },
+        )
+
+    def consume(
+        self,
+        msg: MessageExt,
+        group: str,
+        status: ConsumeStatus,
+        duration_ms: int,
+        physical_topic: str | None = None,
+    ) -> TraceRecord:
+        """One delivery of ``msg`` to ``group``'s listener and how it ended."""
+        fields = _message_fields(msg)
+        fields.update(
+            group=group, status=status, duration_ms=duration_ms, physical_topic=physical_topic
+        )
+        return self._event("CONSUME", msg.msg_id, fields)
+
+    def send_back(
+        self, msg: MessageExt, group: str, level: int, due_ms: int, target_topic: str
+    ) -> TraceRecord:
+        """The broker stored the retry of a failed delivery (``reconsume_times`` is the
+        failed delivery's; the next one has one more)."""
+        fields = _message_fields(msg)
+        fields.update(group=group, delay_level=level, due_ms=due_ms, target_topic=target_topic)
+        return self._event("SEND_BACK", msg.msg_id, fields)
+
+    def dead_letter(self, msg: MessageExt, group: str, dlq_topic: str, reason: str) -> TraceRecord:
+        """The broker stored ``msg`` in ``group``'s DLQ."""
+        fields = _message_fields(msg)
+        fields.update(group=group, target_topic=dlq_topic, reason=reason)
+        return self._event("DEAD_LETTER", msg.msg_id, fields)
+
+    def discard(self, msg: MessageExt, group: str, reason: str) -> TraceRecord:
+        """``msg`` was dropped on purpose (``dead_letter=False``, or a broadcast failure)."""
+        fields = _message_fields(msg)
+        fields.update(group=group, reason=reason)
+        return self._event("DISCARD", msg.msg_id, fields)
+
+    def filtered(self, msg: MessageExt, group: str) -> TraceRecord:
+        """``group``'s subscription does not take ``msg``'s tag: it is skipped."""
+        fields = _message_fields(msg)
+        fields["group"] = group
+        return self._event("FILTER", msg.msg_id, fields)
+
+    def forward(
+        self,
+        msg_id: str,
+        topic: str,
+        real_topic: str,
+        physical_topic: str,
+        partition: int,
+        offset: int,
+        due_ms: int,
+        *,
+        reconsume_times: int | None,
+        delay_level: int | None,
+        origin_msg_id: str | None = None,
+    ) -> TraceRecord:
+        """The forwarder delivered a parked record to ``real_topic`` (``%RETRY%<group>``
+        for a retry); ``topic`` is the message's own logical topic (its ``RETRY_TOPIC``
+        property on retries). ``timestamp_ms`` is the delivery time, so lateness is
+        ``timestamp_ms - due_ms``; ``physical_topic``, ``partition`` and ``offset`` say
+        where it was parked."""
+        return self._event(
+            "FORWARD",
+            msg_id,
+            {
+                "topic": topic,
+                "target_topic": real_topic,
+                "physical_topic": physical_topic,
+                "partition": partition,
+                "offset": offset,
+                "due_ms": due_ms,
+                "reconsume_times": reconsume_times,
+                "delay_level": delay_level,
+                "origin_msg_id": origin_msg_id,
+            },
+        )
+
+    def replay(
+        self,
+        msg_id: str,
+        group: str,
+        topic: str,
+        replayed_to: str,
+        *,
+        origin_msg_id: str | None = None,
+        reason: str | None = None,
+    ) -> TraceRecord:
+        """A dead letter of ``group`` was sent again to ``replayed_to`` (``reason``: the
+        operator's command)."""
+        return self._event(
+            "REPLAY",
+            msg_id,
+            {
+                "group": group,
+                "topic": topic,
+                "target_topic": replayed_to,
+                "origin_msg_id": origin_msg_id,
+                "reason": reason,
+            },
+        )
+
+    def quarantine(
+        self,
+        physical_topic: str,
+        partition: int,
+        offset: int,
+        reason: str,
+        *,
+        msg_id: str = "",
+        group: str | None = None,
+    ) -> TraceRecord:
+        """A record nobody can process was set aside in the quarantine topic (its id is
+        unknown when its headers are unreadable: ``msg_id`` is then empty)."""
+        return self._event(
+            "QUARANTINE",
+            msg_id,
+            {
+                "group": group,
+                "physical_topic": physical_topic,
+                "partition": partition,
+                "offset": offset,
+                "reason": reason,
+            },
+        )

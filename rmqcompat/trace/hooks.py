@@ -1,0 +1,141 @@
+"""Trace events built from what the data path has at hand (records, routing decisions).
+
+Each function is called at one place in the SDK, only when ``tracer.enabled``; none
+raises for a malformed record (a bad header yields a partial event, never an exception
+into the data path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+
+from rmqcompat import properties as props
+from rmqcompat.errors import MalformedHeaderError
+from rmqcompat.message import Message, MessageExt
+from rmqcompat.retry import Destination, DestinationKind
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.trace.events import ConsumeStatus
+from rmqcompat.trace.tracer import Tracer
+from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties, offset_message_id
+
+
+def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str]:
+    try:
+        return decode_properties(headers)
+    except MalformedHeaderError:
+        return {}
+
+
+def _int(properties: dict[str, str], name: str) -> int | None:
+    text = properties.get(name)
+    return int(text) if text is not None and text.lstrip("-").isdigit() else None
+
+
+def published(
+    tracer: Tracer, message: Message, msg_id: str, physical_topic: str, born_ms: int | None
+) -> None:
+    """The broker acknowledged ``message`` (sent as ``msg_id`` to ``physical_topic``)."""
+    tracer.emit(
+        tracer.events.publish(
+            msg_id,
+            message.topic,
+            physical_topic,
+            tags=message.tags,
+            keys=props.join_keys(message.keys),
+            born_ms=born_ms,
+            delay_level=message.delay_time_level or None,
+            due_ms=message.deliver_time_ms,
+        )
+    )
+
+
+def consumed(
+    tracer: Tracer,
+    group: str,
+    msgs: Sequence[MessageExt],
+    failed: Collection[int],
+    duration_ms: int,
+    timed_out: bool = False,
+) -> None:
+    """One listener call on ``msgs`` ended: the ``failed`` indexes RECONSUME_LATER (or
+    TIME_OUT when the call outlasted the consume timeout), the others SUCCESS."""
+    events = tracer.events
+    late: ConsumeStatus = "TIME_OUT" if timed_out else "RECONSUME_LATER"
+    for i, msg in enumerate(msgs):
+        status: ConsumeStatus = late if i in failed else "SUCCESS"
+        tracer.emit(events.consume(msg, group, status, duration_ms))
+
+
+def settled_back(
+    tracer: Tracer,
+    msg: MessageExt,
+    reconsume_times: int,
+    group: str,
+    dest: Destination,
+    levels: DelayLevels,
+    now_ms: int,
+) -> None:
+    """The broker stored the send-back of ``msg`` (whose delivery with the stored count
+    ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ."""
+    if dest.kind is DestinationKind.DLQ:
+        event = tracer.events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
+    else:
+        level = dest.level
+        delay = levels.delay_ms(level) if level else 0
+        target = levels.topic(level) if delay else dest.real_topic
+        event = tracer.events.send_back(msg, group, level, now_ms + delay, target)
+    event["reconsume_times"] = reconsume_times
+    tracer.emit(event)
+
+
+def forwarded(tracer: Tracer, source: KafkaRecord, record: OutgoingRecord, due_ms: int) -> None:
+    """The forwarder produced parked ``source`` as ``record`` to its real topic."""
+    properties = _properties(record.headers)
+    partition, offset = source.partition() or 0, source.offset() or 0
+    physical = source.topic() or ""
+    real_topic = properties.get(props.REAL_TOPIC, "")
+    tracer.emit(
+        tracer.events.forward(
+            properties.get(props.UNIQ_KEY) or offset_message_id(physical, partition, offset),
+            properties.get(props.RETRY_TOPIC, real_topic),
+            real_topic,
+            physical,
+            partition,
+            offset,
+            due_ms,
+            reconsume_times=_int(properties, props.RECONSUME_TIME),
+            delay_level=_int(_properties(source.headers()), props.DELAY),
+            origin_msg_id=properties.get(props.ORIGIN_MESSAGE_ID),
+        )
+    )
+
+
+def quarantined(tracer: Tracer, source: KafkaRecord, reason: str, group: str | None = None) -> None:
+    """``source`` was set aside in the quarantine topic."""
+    msg_id = _properties(source.headers()).get(props.UNIQ_KEY, "")
+    tracer.emit(
+        tracer.events.quarantine(
+            source.topic() or "",
+            source.partition() or 0,
+            source.offset() or 0,
+            reason,
+            msg_id=msg_id,
+            group=group,
+        )
+    )
+
+
+def replayed(
+    tracer: Tracer,
+    group: str,
+    letters: Iterable[tuple[str, str, str, str | None]],
+    command: str,
+) -> None:
+    """Dead letters of ``group`` were sent again (committed): each ``(msg_id, original
+    topic, replayed to, origin msg id)``; ``command`` is the operator's command line."""
+    for msg_id, topic, replayed_to, origin in letters:
+        tracer.emit(
+            tracer.events.replay(
+                msg_id, group, topic, replayed_to, origin_msg_id=origin, reason=command
+            )
+        )

@@ -1,0 +1,241 @@
+"""Where trace events go: an asynchronous, bounded Kafka writer, or nowhere.
+
+Tracing must never slow down, block or break the data path. :meth:`KafkaTraceSink.emit`
+appends to a bounded buffer and returns at once (no lock, no I/O); when the buffer is
+full the event is dropped and counted. One background thread encodes events and
+produces them to the namespace's trace topic; events it cannot write (encoding error,
+librdkafka queue full, failed delivery, still unsent at close) are counted too.
+:meth:`KafkaTraceSink.stats` exposes every counter.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+
+from rmqcompat.closing import close_producer
+from rmqcompat.config import ClientConfig
+from rmqcompat.errors import RmqCompatError
+from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
+from rmqcompat.topics.provision import ensure_topics
+from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.trace.codec import TraceRecord, encode
+
+_log = logging.getLogger("rmqcompat.trace")
+
+#: Events buffered before ``emit`` starts dropping (RocketMQ's trace queue is 1024
+#: batches; events here are single and small, about 150 bytes each).
+DEFAULT_CAPACITY = 20_000
+_IDLE_POLL_S = 0.02
+_CLOSE_FLUSH_S = 2.0
+
+
+@dataclass(frozen=True)
+class TraceStats:
+    """Counters of a sink since it was built.
+
+    ``written``: acknowledged by the broker; ``dropped_full``: refused by a full buffer;
+    ``dropped_failed``: could not be encoded or produced, or delivery failed;
+    ``dropped_unsent``: still buffered or in flight when the sink closed; ``buffered``:
+    waiting now.
+    """
+
+    written: int = 0
+    dropped_full: int = 0
+    dropped_failed: int = 0
+    dropped_unsent: int = 0
+    buffered: int = 0
+
+    @property
+    def dropped(self) -> int:
+        return self.dropped_full + self.dropped_failed + self.dropped_unsent
+
+
+class TraceSink(Protocol):
+    """What clients emit trace events to. ``emit`` never blocks and never raises."""
+
+    @property
+    def enabled(self) -> bool: ...
+    def emit(self, event: TraceRecord) -> None: ...
+    def start(self) -> None: ...
+    def close(self) -> None: ...
+    def stats(self) -> TraceStats: ...
+
+
+class DisabledTraceSink:
+    """The sink of a client whose tracing is switched off: every event is ignored."""
+
+    enabled = False
+
+    def emit(self, event: TraceRecord) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def stats(self) -> TraceStats:
+        return TraceStats()
+
+
+ProducerFactory = Callable[[dict[str, Any]], Producer]
+
+
+class KafkaTraceSink:
+    """Writes trace events to ``<namespace>.rmq.trace`` from one background thread.
+
+    Args:
+        client: the owning client's settings (bootstrap servers, namespace, passthrough
+            librdkafka settings such as SASL).
+        capacity: events buffered before new ones are dropped.
+        producer_factory: builds the librdkafka producer (tests inject failures here).
+
+    ``start`` creates the trace topic if missing (on the sink's thread, so a slow broker
+    delays only tracing) and starts the thread; ``close`` writes what is buffered, waits
+    at most about 3 s in all, and counts the rest as ``dropped_unsent``. Events emitted
+    before ``start`` wait in the buffer.
+    """
+
+    enabled = True
+
+    def __init__(
+        self,
+        client: ClientConfig,
+        capacity: int = DEFAULT_CAPACITY,
+        producer_factory: ProducerFactory = Producer,
+    ) -> None:
+        if capacity <= 0:
+            raise ValueError(f"trace capacity must be > 0, not {capacity}")
+        self._client = client
+        self._capacity = capacity
+        self._producer_factory = producer_factory
+        self.topic = to_kafka_topic(TRACE_TOPIC, client.namespace)
+        self._buffer: deque[TraceRecord] = deque()
+        self._lock = threading.Lock()  # counters written by librdkafka's and emitters' threads
+        self._written = self._dropped_full = self._dropped_failed = self._dropped_unsent = 0
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def emit(self, event: TraceRecord) -> None:
+        # len() and append() are atomic under the GIL: at worst a few events above capacity.
+        if len(self._buffer) >= self._capacity:
+            with self._lock:
+                self._dropped_full += 1
+            return
+        self._buffer.append(event)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._stopping.clear()  # a sink may be started again after close()
+            self._thread = threading.Thread(target=self._run, name="rmqcompat-trace", daemon=True)
+            self._thread.start()
+
+    def close(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            # bounded: the thread may still wait on a broker that does not answer
+            self._thread.join(_CLOSE_FLUSH_S + 1)
+            self._thread = None
+        unsent = 0
+        while True:
+            try:
+                self._buffer.popleft()
+            except IndexError:
+                break
+            unsent += 1
+        self._count_unsent(unsent)
+
+    def stats(self) -> TraceStats:
+        with self._lock:
+            return TraceStats(
+                self._written,
+                self._dropped_full,
+                self._dropped_failed,
+                self._dropped_unsent,
+                len(self._buffer),
+            )
+
+    def _run(self) -> None:
+        try:
+            producer = self._open()
+        except (KafkaException, RmqCompatError, ValueError) as exc:
+            _log.warning("trace sink disabled, no producer for %s: %s", self.topic, exc)
+            self._stopping.wait()
+            return
+        try:
+            while not self._stopping.is_set():
+                if not self._drain(producer):
+                    producer.poll(_IDLE_POLL_S)
+            self._drain(producer)
+            self._count_unsent(producer.flush(_CLOSE_FLUSH_S))
+        finally:
+            close_producer(producer)
+
+    def _open(self) -> Producer:
+        try:
+            ensure_topics(
+                self._client.librdkafka("admin"),
+                {TRACE_TOPIC: TopologySpec().trace},
+                self._client.namespace,
+            )
+        except (KafkaException, RmqCompatError) as exc:  # the broker may auto-create it
+            _log.warning("could not create trace topic %s: %s", self.topic, exc)
+        # idempotent: a retried produce never stores an event twice
+        settings = self._client.librdkafka(
+            "producer", **{"linger.ms": 50, "enable.idempotence": True}
+        )
+        return self._producer_factory(settings)
+
+    def _drain(self, producer: Producer) -> bool:
+        """Produce every buffered event; False when there was none."""
+        buffer = self._buffer
+        if not buffer:
+            return False
+        while buffer:
+            self._produce(producer, buffer.popleft())
+            producer.poll(0)
+        return True
+
+    def _produce(self, producer: Producer, event: TraceRecord) -> None:
+        try:
+            value = encode(event)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            _log.warning("trace event not encodable, dropped: %s", exc)
+            self._count_failed()
+            return
+        try:
+            producer.produce(
+                self.topic,
+                value,
+                str(event.get("msg_id") or "").encode(),
+                on_delivery=self._delivered,
+            )
+        except BufferError:
+            producer.poll(_IDLE_POLL_S)  # librdkafka's queue is full: let it drain once
+            self._count_failed()
+        except KafkaException as exc:
+            _log.warning("trace event not produced: %s", exc)
+            self._count_failed()
+
+    def _delivered(self, error: KafkaError | None, _record: Message) -> None:
+        if error is None:
+            with self._lock:
+                self._written += 1
+        else:
+            self._count_failed()
+
+    def _count_failed(self) -> None:
+        with self._lock:
+            self._dropped_failed += 1
+
+    def _count_unsent(self, count: int) -> None:
+        with self._lock:
+            self._dropped_unsent += count

@@ -1,0 +1,173 @@
+"""Running an audit: read the trace topic, compute the figures, write the outputs.
+
+Batch: one read of the trace topic between two offsets. Stream: Spark's ``kafka``
+stream source with a checkpoint; each micro-batch of decoded events is written under
+``<out>/events/batch=<id>`` (overwritten if Spark runs that batch again after a restart,
+so nothing is counted twice) and the report is recomputed over all stored events.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.spark import audit, charts
+from rmqcompat.spark.decode import decode_traces
+from rmqcompat.spark.lag import consumer_lag
+from rmqcompat.spark.reader import kafka_reader
+from rmqcompat.spark.report import build_report
+from rmqcompat.topics.naming import TRACE_TOPIC
+from rmqcompat.trace.schema import FINGERPRINT
+
+
+@dataclass(frozen=True)
+class AuditJob:
+    """One audit's settings.
+
+    Args:
+        client: bootstrap servers, namespace and librdkafka settings (for the lag query).
+        policy: what outcomes and intervals are judged against.
+        spark_kafka: Kafka (Java client) settings for Spark's source, e.g. SASL.
+        group / topic: report only this group / logical topic (None: all).
+        since_ms / until_ms: only events in ``[since_ms, until_ms)`` (None: unbounded).
+        flow_bucket_ms: width of the flow chart's time buckets.
+        min_partitions: Spark tasks reading the trace topic (it has one partition).
+        lag: query committed offsets for the ``lag`` figure.
+    """
+
+    client: ClientConfig
+    policy: audit.AuditPolicy
+    spark_kafka: Mapping[str, str] = field(default_factory=dict)
+    group: str | None = None
+    topic: str | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+    flow_bucket_ms: int = 10_000
+    min_partitions: int | None = None
+    lag: bool = True
+
+
+def trace_rows(spark: SparkSession, job: AuditJob, *, stream: bool = False) -> DataFrame:
+    """Spark's ``kafka`` rows of the namespace's trace topic, read from the earliest."""
+    return kafka_reader(
+        spark,
+        job.client.bootstrap_servers,
+        [TRACE_TOPIC],
+        job.client.namespace,
+        stream=stream,
+        kafka=job.spark_kafka,
+        min_partitions=job.min_partitions,
+    ).load()
+
+
+def _window(events: DataFrame, job: AuditJob) -> DataFrame:
+    if job.since_ms is not None:
+        events = events.where(F.col("timestamp_ms") >= job.since_ms)
+    if job.until_ms is not None:
+        events = events.where(F.col("timestamp_ms") < job.until_ms)
+    return events
+
+
+def _select(frame: DataFrame, job: AuditJob) -> DataFrame:
+    if job.group is not None:
+        frame = frame.where(F.col("group") == job.group)
+    if job.topic is not None:
+        frame = frame.where(F.col("topic") == job.topic)
+    return frame
+
+
+def run(events: DataFrame, job: AuditJob, out: Path) -> dict[str, Any]:
+    """Audit decoded ``events`` and write ``report.json``, ``outcomes/`` (Parquet, one row
+    per message and group) and the PNG charts into ``out``; return the report."""
+    out.mkdir(parents=True, exist_ok=True)
+    decoded = _window(events, job).cache()  # decoding is the expensive part: once
+    try:
+        unreadable = decoded.where(F.col("trace_error").isNotNull()).count()
+        return _run(audit.normalize(decoded), unreadable, job, out)
+    finally:
+        decoded.unpersist()
+
+
+def _run(events: DataFrame, unreadable: int, job: AuditJob, out: Path) -> dict[str, Any]:
+    policy = job.policy
+    outcomes = _select(audit.message_outcomes(events, policy), job).cache()
+    outcomes.write.mode("overwrite").parquet(str(out / "outcomes"))
+    figures = audit.group_figures(outcomes)
+    lateness = _select(audit.lateness(events), job)
+    violations = audit.ladder_violations(_select(audit.ladder_conformance(events, policy), job))
+    pairs = [(row["group"], row["topic"]) for row in figures.select("group", "topic").collect()]
+    lag = consumer_lag(job.client, [(g, t) for g, t in pairs if g and t]) if job.lag else {}
+    meta = {
+        "namespace": job.client.namespace,
+        "now_ms": policy.now_ms,
+        "grace_ms": policy.grace_ms,
+        "trace_schema_fingerprint": FINGERPRINT.hex(),
+        "trace_records_unreadable": unreadable,
+    }
+    report = build_report(figures, audit.retry_histogram(outcomes), lateness, violations, lag, meta)
+    outcomes.unpersist()
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    _charts(events, job, report, out)
+    return report
+
+
+def _charts(events: DataFrame, job: AuditJob, report: dict[str, Any], out: Path) -> None:
+    late = [row["late_ms"] for row in _select(audit.lateness_values(events), job).collect()]
+    flow = audit.flow(_select(events, job) if job.topic else events, job.flow_bucket_ms)
+    points = [(row["bucket_ms"], row["event"], row["events"]) for row in flow.collect()]
+    charts.retry_chart(report, out / "retries.png")
+    charts.lateness_chart(late, _quantiles(late), out / "lateness.png")
+    charts.flow_chart(points, job.flow_bucket_ms, out / "flow.png")
+
+
+def _quantiles(values: list[int]) -> dict[str, int | None]:
+    """p50, p99 and max of ``values`` (nearest rank), for the chart's markers."""
+    if not values:
+        return {"p50": None, "p99": None, "max": None}
+    ordered = sorted(values)
+    rank = {q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] for q in (0.5, 0.99)}
+    return {"p50": rank[0.5], "p99": rank[0.99], "max": ordered[-1]}
+
+
+def run_batch(spark: SparkSession, job: AuditJob, out: Path) -> dict[str, Any]:
+    """Read the whole trace topic once and audit it (see :func:`run`)."""
+    return run(decode_traces(trace_rows(spark, job)), job, out)
+
+
+def run_stream(
+    spark: SparkSession,
+    job: AuditJob,
+    out: Path,
+    checkpoint: Path,
+    trigger_interval: str | None = None,
+) -> dict[str, Any] | None:
+    """Audit the trace topic as a stream (see the module docstring).
+
+    With no ``trigger_interval`` (``availableNow``) it processes what the topic holds,
+    then returns the report; with one (e.g. ``"30 seconds"``) it runs until stopped and
+    rewrites the report after every micro-batch.
+    """
+    stored = out / "events"
+
+    def each_batch(batch: DataFrame, batch_id: int) -> None:
+        batch.write.mode("overwrite").parquet(str(stored / f"batch={batch_id}"))
+        run(spark.read.parquet(str(stored)), job, out)
+
+    writer = decode_traces(trace_rows(spark, job, stream=True)).writeStream.foreachBatch(each_batch)
+    writer = writer.option("checkpointLocation", str(checkpoint))
+    if trigger_interval is None:
+        writer.trigger(availableNow=True).start().awaitTermination()
+        return (
+            json.loads((out / "report.json").read_text("utf-8"))
+            if (out / "report.json").exists()
+            else None
+        )
+    writer.trigger(processingTime=trigger_interval).start().awaitTermination()
+    return None

@@ -1,0 +1,77 @@
+"""A SparkSession with Spark's Kafka source on its class path.
+
+The connector ``org.apache.spark:spark-sql-kafka-0-10_2.13`` must match the installed
+pyspark exactly; it is resolved from Maven Central through ``spark.jars.packages`` into
+an Ivy cache (``<rmqcompat cache>/ivy``), or taken from a directory of resolved jars
+(offline use: copy ``<cache>/ivy/jars`` to the machine and pass it as ``jars_dir``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pyspark
+from pyspark.sql import SparkSession
+
+from rmqcompat.errors import ConfigError
+
+KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
+
+
+def session_config(
+    master: str = "local[*]",
+    *,
+    ivy_dir: Path,
+    jars_dir: Path | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The Spark settings :func:`build_session` applies (``extra`` wins).
+
+    Raises:
+        ConfigError: ``jars_dir`` does not hold the Kafka connector jar of this pyspark.
+    """
+    config = {
+        "spark.master": master,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        # the audit's joins are small; Spark's default of 200 tasks each costs more than it does
+        "spark.sql.shuffle.partitions": "4",
+    }
+    if jars_dir is None:
+        config["spark.jars.packages"] = KAFKA_CONNECTOR
+        config["spark.jars.ivy"] = str(ivy_dir)
+    else:
+        config["spark.jars"] = ",".join(str(jar) for jar in _connector_jars(jars_dir))
+    config.update(extra or {})
+    return config
+
+
+def _connector_jars(jars_dir: Path) -> list[Path]:
+    jars = sorted(jars_dir.glob("*.jar"))
+    wanted = f"spark-sql-kafka-0-10_2.13-{pyspark.__version__}.jar"
+    if not any(jar.name.endswith(wanted) for jar in jars):
+        raise ConfigError(f"{jars_dir} has no {wanted} (pyspark {pyspark.__version__})")
+    return jars
+
+
+def build_session(
+    app_name: str = "rmqcompat-audit",
+    master: str = "local[*]",
+    *,
+    ivy_dir: Path,
+    jars_dir: Path | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """Get or create the SparkSession (see :func:`session_config` for the settings).
+
+    Raises:
+        ConfigError: as :func:`session_config`.
+    """
+    builder = SparkSession.builder.appName(app_name)
+    for name, value in session_config(
+        master, ivy_dir=ivy_dir, jars_dir=jars_dir, extra=extra
+    ).items():
+        builder = builder.config(name, value)
+    return builder.getOrCreate()

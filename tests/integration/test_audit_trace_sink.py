@@ -1,0 +1,61 @@
+"""The trace sink against a real broker: events arrive decodable and in order; events the
+broker refuses are counted, never raised."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.trace import Emitter, KafkaTraceSink, decode
+
+
+def _read_all(client: ClientConfig, topic: str, count: int) -> list[bytes]:
+    consumer = Consumer(
+        client.librdkafka(
+            "consumer", **{"group.id": "trace-reader", "auto.offset.reset": "earliest"}
+        )
+    )
+    consumer.subscribe([topic])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(values) < count and time.monotonic() < deadline:
+        record = consumer.poll(0.5)
+        if record is not None and record.error() is None:
+            values.append(record.value() or b"")
+    consumer.close()
+    return values
+
+
+def test_events_reach_the_trace_topic_decodable(kafka_bootstrap: str, namespace: str) -> None:
+    client = ClientConfig(kafka_bootstrap, namespace)
+    emitter = Emitter("h@1@P", namespace)
+    sink = KafkaTraceSink(client)
+    sink.start()
+    events = [emitter.publish(f"id{n}", "Orders", f"{namespace}.Orders") for n in range(200)]
+    for event in events:
+        sink.emit(event)
+    sink.close()
+    assert sink.stats().written == 200 and sink.stats().dropped == 0
+    assert sink.topic == f"{namespace}.rmq.trace"
+    decoded = [decode(value) for value in _read_all(client, sink.topic, 200)]
+    assert [event["msg_id"] for event in decoded] == [f"id{n}" for n in range(200)]
+    assert decoded[0] == {**decoded[0], **events[0]}
+
+
+def test_refused_events_are_counted_as_failed(
+    kafka_bootstrap: str, namespace: str, broker_kind: str
+) -> None:
+    if broker_kind == "tansu":
+        pytest.skip("Tansu 0.6.0 has no record size limit: it stores a 2 MB record")
+    client = ClientConfig(kafka_bootstrap, namespace)
+    sink = KafkaTraceSink(client)
+    sink.start()
+    emitter = Emitter("h@1@P", namespace)
+    sink.emit(emitter.quarantine(f"{namespace}.T", 0, 1, "x" * 2_000_000))  # over 1 MiB
+    sink.emit(emitter.quarantine(f"{namespace}.T", 0, 2, "fits"))
+    sink.close()
+    stats = sink.stats()
+    assert (stats.written, stats.dropped_failed, stats.dropped_unsent) == (1, 1, 0)

@@ -1,0 +1,141 @@
+"""Trace events built from data-path values: send-back destinations, forwarded records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rmqcompat import properties as props
+from rmqcompat.message import Message, MessageExt
+from rmqcompat.retry import Destination, DestinationKind
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.trace import Emitter, Tracer, TraceRecord, TraceStats, hooks
+from rmqcompat.wire import OutgoingRecord
+
+
+@dataclass
+class _ListSink:
+    """A sink that keeps events in a list (no Kafka involved: the events are the subject)."""
+
+    events: list[TraceRecord] = field(default_factory=list)
+    enabled: bool = True
+
+    def emit(self, event: TraceRecord) -> None:
+        self.events.append(event)
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def stats(self) -> TraceStats:
+        return TraceStats(written=len(self.events))
+
+
+@dataclass
+class _Record:
+    """The part of a consumed record the hooks read."""
+
+    headers_: list[tuple[str, bytes | None]]
+    topic_: str = "ns.rmq.delay.10s"
+
+    def topic(self) -> str:
+        return self.topic_
+
+    def partition(self) -> int:
+        return 2
+
+    def offset(self) -> int:
+        return 40
+
+    def key(self) -> bytes | None:
+        return None
+
+    def value(self) -> bytes:
+        return b""
+
+    def headers(self) -> list[tuple[str, bytes | None]]:
+        return self.headers_
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, 0)
+
+
+def _tracer() -> tuple[Tracer, _ListSink]:
+    sink = _ListSink()
+    return Tracer(sink, Emitter("c", "ns", lambda: 1_000)), sink
+
+
+_MSG = MessageExt("Orders", b"", "ID", 0, 5, 1, 1, 2, {})
+_LEVELS = DelayLevels.parse()
+
+
+def test_send_back_to_a_level_records_its_topic_and_due_time() -> None:
+    tracer, sink = _tracer()
+    dest = Destination(DestinationKind.DELAY, "%RETRY%G", 5)
+    hooks.settled_back(tracer, _MSG, 2, "G", dest, _LEVELS, 1_000)
+    (event,) = sink.events
+    assert (event["event"], event["delay_level"], event["target_topic"]) == (
+        "SEND_BACK",
+        5,
+        "%SCHEDULE%1m",
+    )
+    assert event["due_ms"] == 61_000 and event["reconsume_times"] == 2
+
+
+def test_send_back_to_the_dlq_is_a_dead_letter() -> None:
+    tracer, sink = _tracer()
+    hooks.settled_back(tracer, _MSG, 2, "G", Destination(DestinationKind.DLQ, "%DLQ%G"), _LEVELS, 1)
+    assert [(e["event"], e["target_topic"]) for e in sink.events] == [("DEAD_LETTER", "%DLQ%G")]
+
+
+def test_forwarded_reads_ids_and_counts_from_headers() -> None:
+    tracer, sink = _tracer()
+    headers = props.to_headers(
+        {
+            props.UNIQ_KEY: "ID",
+            props.REAL_TOPIC: "%RETRY%G",
+            props.RETRY_TOPIC: "Orders",
+            props.RECONSUME_TIME: "3",
+            props.ORIGIN_MESSAGE_ID: "ID0",
+        }
+    )
+    source = _Record([*headers, (props.DELAY, b"6")])
+    hooks.forwarded(tracer, source, OutgoingRecord("ns.rmq.retry.G", b"", None, headers), 990)
+    (event,) = sink.events
+    assert (event["msg_id"], event["topic"], event["target_topic"]) == ("ID", "Orders", "%RETRY%G")
+    assert (event["reconsume_times"], event["delay_level"], event["due_ms"]) == (3, 6, 990)
+    assert (event["physical_topic"], event["partition"], event["offset"]) == (
+        "ns.rmq.delay.10s",
+        2,
+        40,
+    )
+
+
+def test_quarantined_record_with_unreadable_headers_still_traced() -> None:
+    tracer, sink = _tracer()
+    hooks.quarantined(tracer, _Record([(props.UNIQ_KEY, b"\xff")], "ns.Orders"), "not UTF-8")
+    (event,) = sink.events
+    assert (event["event"], event["msg_id"], event["reason"]) == ("QUARANTINE", "", "not UTF-8")
+
+
+def test_published_keeps_schedule() -> None:
+    tracer, sink = _tracer()
+    message = Message("Orders", b"x", tags="t", keys=["a", "b"], delay_time_level=3)
+    hooks.published(tracer, message, "ID", "ns.rmq.delay.10s", 5)
+    (event,) = sink.events
+    assert (event["topic"], event["keys"], event["delay_level"]) == ("Orders", "a b", 3)
+
+
+def test_consumed_marks_failed_indexes_and_timeouts() -> None:
+    tracer, sink = _tracer()
+    msgs = [MessageExt("Orders", b"", f"ID{i}", 0, i, 1, 1) for i in range(3)]
+    hooks.consumed(tracer, "G", msgs, {1}, 7)
+    hooks.consumed(tracer, "G", msgs[:1], {0}, 900_000, timed_out=True)
+    assert [(e["msg_id"], e["status"]) for e in sink.events] == [
+        ("ID0", "SUCCESS"),
+        ("ID1", "RECONSUME_LATER"),
+        ("ID2", "SUCCESS"),
+        ("ID0", "TIME_OUT"),
+    ]
+    assert sink.events[0]["duration_ms"] == 7

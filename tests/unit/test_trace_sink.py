@@ -1,0 +1,59 @@
+"""The trace sink never blocks or raises, and counts every event it could not write."""
+
+from __future__ import annotations
+
+import time
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.trace import DisabledTraceSink, KafkaTraceSink
+
+_EVENT = {
+    "event": "PUBLISH",
+    "timestamp_ms": 1,
+    "client_id": "c",
+    "host": "h",
+    "namespace": "",
+    "msg_id": "m",
+}
+# nothing listens on port 1: every produce fails after message.timeout.ms
+_UNREACHABLE = ClientConfig(
+    "127.0.0.1:1",
+    kafka_config={"message.timeout.ms": 300, "socket.connection.setup.timeout.ms": 1000},
+)
+
+
+def test_full_buffer_drops_and_counts_without_blocking() -> None:
+    sink = KafkaTraceSink(_UNREACHABLE, capacity=100)
+    started = time.monotonic()
+    for _ in range(150):
+        sink.emit(_EVENT)
+    assert time.monotonic() - started < 0.05
+    stats = sink.stats()
+    assert (stats.buffered, stats.dropped_full) == (100, 50)
+    sink.close()  # never started: what was buffered is counted as unsent
+    assert sink.stats().dropped_unsent == 100
+    assert sink.stats().dropped == 150
+
+
+def test_unreachable_broker_counts_failures_and_close_returns() -> None:
+    sink = KafkaTraceSink(_UNREACHABLE, capacity=1000)
+    sink.start()
+    for _ in range(10):
+        sink.emit(_EVENT)
+    sink.emit({"event": "NOT_A_TYPE", "msg_id": "x"})  # not encodable: counted, not raised
+    time.sleep(1)  # the thread is still waiting for the broker to create the topic
+    started = time.monotonic()
+    sink.close()
+    assert time.monotonic() - started < 5
+    stats = sink.stats()
+    assert stats.written == 0
+    assert stats.dropped_failed + stats.dropped_unsent == 11
+
+
+def test_disabled_sink_ignores_everything() -> None:
+    sink = DisabledTraceSink()
+    sink.start()
+    sink.emit(_EVENT)
+    sink.close()
+    assert not sink.enabled
+    assert sink.stats().dropped == 0 and sink.stats().written == 0
