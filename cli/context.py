@@ -45,6 +45,17 @@ class CliContext:
         )
 
 
+#: ``click.Context.meta`` key of the command line as given (``rmqcompat`` and its arguments),
+#: kept for records that name the command (the replay ledger); read with :func:`argv`.
+ARGV_KEY = "rmqcompat.argv"
+
+
+def argv() -> list[str]:
+    """The command line of the running command, as the user gave it (under ``CliRunner``
+    too, where ``sys.argv`` is the test runner's)."""
+    return list(click.get_current_context().meta.get(ARGV_KEY, ["rmqcompat"]))
+
+
 def current() -> CliContext:
     """The global options of the running command (defaults outside the ``rmqcompat`` group)."""
     obj = click.get_current_context().find_object(CliContext)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, cast
@@ -89,7 +88,7 @@ def replay(
     if from_disk is None:
         assert group is not None
         from_disk = {group: list(read_dead_letters(config, group, where, limit))}
-    operator = Operator.current(masked_command(["rmqcompat", *sys.argv[1:]]))
+    operator = Operator.current(masked_command(context.argv()))
     results = {}
     for name, letters in from_disk.items():
         results[name] = _replay_group(

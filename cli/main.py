@@ -12,6 +12,7 @@ from typing import Any
 import click
 from confluent_kafka import KafkaException
 
+from rmqcompat.cli import context
 from rmqcompat.cli.audit_cmd import audit
 from rmqcompat.cli.consume_cmd import consume
 from rmqcompat.cli.context import CliContext
@@ -49,6 +50,18 @@ def exit_code(exc: BaseException) -> int:
 
 
 class _Main(click.Group):
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        given = ["rmqcompat", *args]  # copied before parsing consumes them
+        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        ctx.meta[context.ARGV_KEY] = given
+        return ctx
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

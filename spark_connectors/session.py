@@ -8,6 +8,8 @@ an Ivy cache (``<rmqcompat cache>/ivy``), or taken from a directory of resolved 
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -39,6 +41,10 @@ def session_config(
         # the audit's joins are small; Spark's default of 200 tasks each costs more than it does
         "spark.sql.shuffle.partitions": "4",
     }
+    if master.startswith("local"):
+        # workers without the working directory first on their path, where a source
+        # checkout's rmqcompat/ folder would hide the installed package's rmqcompat.spark
+        config["spark.executorEnv.PYTHONSAFEPATH"] = "1"
     if jars_dir is None:
         config["spark.jars.packages"] = KAFKA_CONNECTOR
         config["spark.jars.ivy"] = str(ivy_dir)
@@ -66,9 +72,16 @@ def build_session(
 ) -> SparkSession:
     """Get or create the SparkSession (see :func:`session_config` for the settings).
 
+    With a ``local`` master, sets ``PYSPARK_PYTHON`` to this interpreter unless it is set.
+
     Raises:
         ConfigError: as :func:`session_config`.
     """
+    if master.startswith("local"):
+        # Local Python workers run this interpreter (its packages: fastavro, rmqcompat)
+        # unless PYSPARK_PYTHON says otherwise; pyspark reads only the variable, and
+        # would otherwise start whatever "python3" is first on PATH.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     for name, value in session_config(
         master, ivy_dir=ivy_dir, jars_dir=jars_dir, extra=extra
