@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from rmqcompat import properties as props
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
@@ -66,26 +66,72 @@ def produce(
     return ids
 
 
+def read_records(
+    bootstrap: str,
+    topic: str,
+    namespace: str,
+    *,
+    count: int | None = None,
+    min_s: float = 0.0,
+    max_s: float = WAIT_S,
+    committed: bool = False,
+) -> list[Any]:
+    """Records of ``topic`` from the start of every partition: until ``count`` were read,
+    or (no ``count``) until each partition is read to the end it had when reading began
+    and at least ``min_s`` passed; never longer than ``max_s``. ``committed`` reads
+    read_committed (a reader stops short of an open transaction)."""
+    physical = to_kafka_topic(topic, namespace)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "reader",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed" if committed else "read_uncommitted",
+            # the first fetch must not wait out the broker's 500 ms default on an empty
+            # partition that happened to become fetchable before the others
+            "fetch.wait.max.ms": 10,
+        }
+    )
+    try:
+        parts = consumer.list_topics(physical, timeout=10).topics[physical].partitions
+        tps = [TopicPartition(physical, p) for p in parts]
+        ends = {tp.partition: _end_offset(consumer, tp) for tp in tps}
+        consumer.assign([TopicPartition(physical, p, -2) for p in parts])
+        out: list[Any] = []
+        started = time.monotonic()
+        while time.monotonic() - started < max_s:
+            out += [r for r in consumer.consume(100, 0.05) if r.error() is None]
+            if count is not None:
+                if len(out) >= count:
+                    break
+            elif time.monotonic() - started >= min_s and all(
+                ends[tp.partition] == 0 or tp.offset >= ends[tp.partition]
+                for tp in consumer.position(tps)
+            ):
+                break
+        return out
+    finally:
+        consumer.close()
+
+
+def _end_offset(consumer: Consumer, tp: TopicPartition, timeout: float = 10.0) -> int:
+    """The high watermark of ``tp``; a topic created a moment ago has no leader yet."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return int(consumer.get_watermark_offsets(tp, timeout=timeout, cached=False)[1])
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def read_topic(
     bootstrap: str, topic: str, namespace: str, count: int, timeout: float = WAIT_S
 ) -> list[tuple[dict[str, str], bytes]]:
     """Read ``count`` records from the start of every partition (or what came by timeout)."""
-    physical = to_kafka_topic(topic, namespace)
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False}
-    )
-    try:
-        parts = consumer.list_topics(physical, timeout=10).topics[physical].partitions
-        consumer.assign([TopicPartition(physical, p, -2) for p in parts])
-        out: list[tuple[dict[str, str], bytes]] = []
-        deadline = time.monotonic() + timeout
-        while len(out) < count and time.monotonic() < deadline:
-            record = consumer.poll(0.1)
-            if record is not None and record.error() is None:
-                out.append((_lenient(record.headers()), record.value() or b""))
-        return out
-    finally:
-        consumer.close()
+    records = read_records(bootstrap, topic, namespace, count=count, max_s=timeout)
+    return [(_lenient(r.headers()), r.value() or b"") for r in records]
 
 
 def _lenient(headers: list | None) -> dict[str, str]:
@@ -94,8 +140,10 @@ def _lenient(headers: list | None) -> dict[str, str]:
 
 
 def read_all(bootstrap: str, topic: str, namespace: str, settle: float = 1.0) -> list:
-    """Everything in the topic now (reads until nothing new came for ``settle`` seconds)."""
-    return read_topic(bootstrap, topic, namespace, 10**9, timeout=settle)
+    """Everything in the topic: read for ``settle`` seconds and at least to the end every
+    partition had when reading began."""
+    records = read_records(bootstrap, topic, namespace, min_s=settle)
+    return [(_lenient(r.headers()), r.value() or b"") for r in records]
 
 
 def committed(bootstrap: str, group_id: str, physical: str, partition: int = 0) -> int:

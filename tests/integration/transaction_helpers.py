@@ -8,10 +8,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from consumer_helpers import read_records
 
 from rmqcompat import properties as props
-from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.transaction import CheckSettings, LocalTransactionState, TransactionMQProducer
 
 COMMIT = LocalTransactionState.COMMIT_MESSAGE
@@ -48,44 +47,11 @@ class Listener:
 def read_ids(
     bootstrap: str, topic: str, namespace: str, seconds: float, committed: bool = True
 ) -> list[str]:
-    """UNIQ_KEYs of the records of ``topic``, read from its beginning up to its end (the
-    high watermark when the read starts) or for at most ``seconds`` after assignment (a
-    read_committed reader stops short of an open transaction)."""
-    physical = to_kafka_topic(topic, namespace)
-    isolation = "read_committed" if committed else "read_uncommitted"
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "tx-reader",
-            "enable.auto.commit": False,
-            "isolation.level": isolation,
-            # One partition's first fetch must not wait out the broker's 500 ms default
-            # on an empty sibling that happened to become fetchable first.
-            "fetch.wait.max.ms": 10,
-        }
-    )
-    try:
-        parts = consumer.list_topics(physical, timeout=10).topics[physical].partitions
-        tps = [TopicPartition(physical, p) for p in parts]
-        ends = {
-            tp.partition: consumer.get_watermark_offsets(tp, timeout=10, cached=False)[1]
-            for tp in tps
-        }
-        consumer.assign([TopicPartition(physical, p, -2) for p in parts])
-        ids: list[str] = []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            for record in consumer.consume(100, 0.05):
-                if record.error() is None:
-                    ids.append(props.from_headers(record.headers()).get(props.UNIQ_KEY, ""))
-            if all(
-                ends[tp.partition] == 0 or tp.offset >= ends[tp.partition]
-                for tp in consumer.position(tps)
-            ):
-                break
-        return ids
-    finally:
-        consumer.close()
+    """UNIQ_KEYs of the records of ``topic``, read from its beginning up to its end (when
+    the read began) or for at most ``seconds`` (a read_committed reader stops short of an
+    open transaction)."""
+    records = read_records(bootstrap, topic, namespace, max_s=seconds, committed=committed)
+    return [props.from_headers(r.headers()).get(props.UNIQ_KEY, "") for r in records]
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
