@@ -52,11 +52,8 @@ SYSTEM_PROPERTIES = frozenset(
         props.BORN_TIMESTAMP,
         props.DUE_TIME,
         props.QUARANTINE_REASON,
-        # rmqcompat.dlq.ledger.REPLAY_ID / REPLAY_TIME, set by `dlq replay` only; literals
-        # because importing rmqcompat.dlq here is circular (tests/unit/test_dlq_rules.py
-        # checks that the names match)
-        "REPLAY_ID",
-        "REPLAY_TIME",
+        props.REPLAY_ID,
+        props.REPLAY_TIME,
     }
 )
 

@@ -34,6 +34,9 @@ BORN_TIMESTAMP = "BORN_TIMESTAMP"
 DUE_TIME = "DUE_TIME"
 #: Why the forwarder quarantined a record.
 QUARANTINE_REASON = "QUARANTINE_REASON"
+#: Set by ``dlq replay`` only: the replay's ledger id, and its epoch milliseconds.
+REPLAY_ID = "REPLAY_ID"
+REPLAY_TIME = "REPLAY_TIME"
 
 #: Properties of one delivery of a message, dropped when it is sent again (sent back for
 #: a retry, or replayed from its dead letter): where it was parked and due, where the

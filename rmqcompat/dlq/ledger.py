@@ -66,11 +66,6 @@ from rmqcompat.topics.spec import TopicSpec
 
 _log = logging.getLogger("rmqcompat.dlq")
 
-#: The header naming the replay of a replayed message (:func:`ledger_key`).
-REPLAY_ID = "REPLAY_ID"
-#: The header with the epoch milliseconds of the replay.
-REPLAY_TIME = "REPLAY_TIME"
-
 #: How the ledger topic is created: one partition (one ordered log), compacted, forever.
 LEDGER_SPEC = TopicSpec(partitions=1, configs={"cleanup.policy": "compact", "retention.ms": "-1"})
 

@@ -18,9 +18,9 @@ from functools import lru_cache
 from typing import Literal
 
 from rmqcompat import properties as props
-from rmqcompat.dlq.ledger import REPLAY_ID, REPLAY_TIME
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.errors import ConfigError, InvalidNameError
+from rmqcompat.properties import REPLAY_ID, REPLAY_TIME
 from rmqcompat.topics.naming import retry_topic, to_kafka_topic, validate_topic
 
 Target = Literal["retry", "original"]

@@ -18,7 +18,8 @@ from consumer_helpers import LATER, OK, SHORT_LEVELS, Recorder, make_consumer, w
 from rmqcompat import properties as props
 from rmqcompat.cli.main import main
 from rmqcompat.config import ClientConfig
-from rmqcompat.dlq.ledger import REPLAY_ID, read_ledger
+from rmqcompat.dlq.ledger import read_ledger
+from rmqcompat.properties import REPLAY_ID
 from rmqcompat.topics.naming import dlq_topic, retry_topic
 
 

@@ -12,14 +12,13 @@ from rmqcompat.dlq.chunk import ChunkBuilder, Operator, Pending
 from rmqcompat.dlq.ledger import (
     COLUMNS,
     PAGE_SIZE,
-    REPLAY_ID,
-    REPLAY_TIME,
     LedgerEntry,
     LedgerPage,
     ledger_key,
 )
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.errors import MalformedHeaderError
+from rmqcompat.properties import REPLAY_ID, REPLAY_TIME
 
 ROW = ("d@0@1", "M", "O", "T", "%RETRY%G", "N", 0)
 PAGE = LedgerPage("G", "me", "h", 5, "rmqcompat dlq replay", [ROW, ("d@0@2", *ROW[1:-1], 2)])

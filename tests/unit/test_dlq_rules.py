@@ -7,12 +7,13 @@ import pytest
 from rmqcompat import properties as props
 from rmqcompat.dlq.errors import BadTimeError
 from rmqcompat.dlq.filters import DeadLetterFilter, parse_future_time, parse_time
-from rmqcompat.dlq.ledger import REPLAY_ID, REPLAY_TIME, ledger_topic
+from rmqcompat.dlq.ledger import ledger_topic
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.replay import ReplayOptions
 from rmqcompat.dlq.republish import Target, kafka_topic, replay_headers, replay_stamp, replay_topic
 from rmqcompat.errors import ConfigError, InvalidMessageError
 from rmqcompat.message import SYSTEM_PROPERTIES, Message
+from rmqcompat.properties import REPLAY_ID, REPLAY_TIME
 from rmqcompat.topics.naming import REPLAY_LOG_TOPIC, from_kafka_topic, to_kafka_topic
 
 NOW = 1_800_000_000_000
