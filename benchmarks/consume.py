@@ -20,7 +20,10 @@ What each side does per message, at minimum what a real at-least-once app does:
   ``MessageExt``, process-queue tracking, the hand-off to a worker thread, ackIndex
   settlement back on the poll thread and smallest-in-flight commits.
 
-    python benchmarks/consume.py [--messages 100000] [--runs 3] [--batch 1] [--bootstrap h:p]
+    python benchmarks/consume.py [--messages 100000] [--runs 3] [--batch 1] [--trace on|off]
+        [--bootstrap h:p]
+
+``--trace`` switches the SDK consumer's trace events (default on, the product default).
 
 Without --bootstrap (or RMQCOMPAT_BOOTSTRAP_SERVERS) it starts the Tansu dev broker. With
 Tansu's in-memory store the raw side becomes broker-bound from about 200k messages
@@ -105,7 +108,7 @@ def raw(bootstrap: str, topic: str, count: int) -> float:
     return count / elapsed
 
 
-def sdk(bootstrap: str, topic: str, count: int, batch: int) -> float:
+def sdk(bootstrap: str, topic: str, count: int, batch: int, trace: bool) -> float:
     done = threading.Event()
     counter = itertools.count(1)  # next() is atomic under the GIL: no lock per message
     start = [0.0]
@@ -126,6 +129,7 @@ def sdk(bootstrap: str, topic: str, count: int, batch: int) -> float:
         kafka_config=OVERRIDES,
         consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
         consume_message_batch_max_size=batch,
+        trace_enabled=trace,
     )
     consumer.subscribe(topic)
     consumer.register_message_listener(listener)
@@ -143,8 +147,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=1, help="consume_message_batch_max_size")
     parser.add_argument("--only", choices=["raw", "sdk"], help="measure one side (profiling)")
+    parser.add_argument(
+        "--trace", choices=["on", "off"], default="on", help="SDK trace events (default on)"
+    )
     add_broker_options(parser)
     args = parser.parse_args()
+    print(f"trace {args.trace}, batch {args.batch}", flush=True)
     with broker(args) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         fill(bootstrap, topic, args.messages, args.size)
@@ -154,7 +162,7 @@ def main() -> None:
             if args.only != "sdk":
                 raws.append(raw(bootstrap, topic, args.messages))
             if args.only != "raw":
-                sdks.append(sdk(bootstrap, topic, args.messages, args.batch))
+                sdks.append(sdk(bootstrap, topic, args.messages, args.batch, args.trace == "on"))
             figures = [
                 f"{name} {v[-1]:,.0f} msg/s" for name, v in (("raw", raws), ("sdk", sdks)) if v
             ]

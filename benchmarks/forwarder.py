@@ -22,6 +22,7 @@ this process only reads and times. Each run uses a fresh namespace. Measured per
     python benchmarks/forwarder.py [--rate 5000] [--seconds 10] [--runs 3] [--size 100]
         [--backlog 50000] [--retry 10000] [--bootstrap-servers host:port]
         [--max-held N] [--max-held-bytes B]   (forwarder caps; default: the product's)
+        [--trace on|off]   (the forwarder's and retry consumer's trace events; default on)
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def raw_copy(bs: str, source: str, target: str, count: int) -> None:
     consumer.close()
 
 
-def retry_consumer(bs: str, ns: str, topic: str, count: int, out) -> None:
+def retry_consumer(bs: str, ns: str, topic: str, count: int, trace: bool, out) -> None:
     """Fail each message once, succeed on its retry; report (first delivery, last success)."""
     import threading
 
@@ -162,7 +163,7 @@ def retry_consumer(bs: str, ns: str, topic: str, count: int, out) -> None:
 
     consumer = DefaultMQPushConsumer(
         "bench", bs, namespace=ns, message_delay_level=RETRY_TABLE, kafka_config=OVERRIDES,
-        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, trace_enabled=trace,
     )  # fmt: skip
     consumer.subscribe(topic)
     consumer.register_message_listener(listener)
@@ -189,7 +190,8 @@ def forwarder(bs: str, ns: str, table: str, args: argparse.Namespace) -> Iterato
     options = [arg for k, v in caps.items() if v is not None for arg in (k, str(v))]
     cmd = [sys.executable, "-m", "rmqcompat.cli.main", "--bootstrap-servers", bs,
            "--namespace", ns, "forwarder", "run", "--message-delay-level", table,
-           "--metrics-port", str(port), *options, *passthrough]  # fmt: skip
+           "--metrics-port", str(port), f"--{'' if args.trace == 'on' else 'no-'}trace",
+           *options, *passthrough]  # fmt: skip
     proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -280,7 +282,10 @@ def retry_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     run_child(fill_business, bs, f"{ns}.Bench", args.retry, args.size)
     out = CTX.Queue()
     with forwarder(bs, ns, RETRY_TABLE, args):
-        consumer = CTX.Process(target=retry_consumer, args=(bs, ns, "Bench", args.retry, out))
+        trace = args.trace == "on"
+        consumer = CTX.Process(
+            target=retry_consumer, args=(bs, ns, "Bench", args.retry, trace, out)
+        )
         consumer.start()
         ok, elapsed = out.get(timeout=900)
         consumer.join()
@@ -314,10 +319,14 @@ def main() -> None:
     parser.add_argument(
         "--max-held-bytes", type=int, help="forwarder --max-held-bytes-per-partition"
     )
+    parser.add_argument(
+        "--trace", choices=["on", "off"], default="on", help="SDK trace events (default on)"
+    )
     add_broker_options(parser)
     args = parser.parse_args()
     with broker(args) as bs:
-        print(f"broker {bs}, {PARTITIONS} partitions per topic, {args.size}-byte values, "
+        print(f"broker {bs}, trace {args.trace}, {PARTITIONS} partitions per topic, "
+              f"{args.size}-byte values, "
               f"{args.runs} runs, {os.cpu_count()} CPUs, load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, forwarder caps "
               f"{args.max_held or 'default'} records / {args.max_held_bytes or 'default'} "

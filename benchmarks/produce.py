@@ -16,7 +16,10 @@ acks=all, linger.ms=5; librdkafka's default batch size), the same topic (4 parti
 
 Runs alternate raw/SDK; prints msgs/s per run, the medians and the ratio SDK / raw.
 
-    python benchmarks/produce.py [-n 200000] [--runs 5] [--bootstrap-servers HOST:PORT]
+    python benchmarks/produce.py [-n 200000] [--runs 5] [--trace on|off]
+        [--bootstrap-servers HOST:PORT]
+
+``--trace`` switches the SDK producer's trace events (default on, the product default).
 
 Without ``--bootstrap-servers`` it starts its own dev broker.
 """
@@ -41,8 +44,8 @@ from rmqcompat.topics.spec import TopicSpec
 BODY = b"x" * 200
 
 
-def sdk_run(bootstrap: str, topic: str, count: int) -> float:
-    with DefaultMQProducer("BenchPG", bootstrap) as producer:
+def sdk_run(bootstrap: str, topic: str, count: int, trace: bool) -> float:
+    with DefaultMQProducer("BenchPG", bootstrap, trace_enabled=trace) as producer:
         producer.send(Message(topic, BODY))  # connect and learn the topic outside the clock
         start = time.perf_counter()
         futures = [producer.send_async(Message(topic, BODY)) for _ in range(count)]
@@ -90,15 +93,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--messages", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--trace", choices=["on", "off"], default="on", help="SDK trace events (default on)"
+    )
     add_broker_options(parser)
     args = parser.parse_args()
+    print(f"trace {args.trace}", flush=True)
     with broker(args) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         ensure_topics({"bootstrap.servers": bootstrap}, {topic: TopicSpec(4)})
         sdk, raw = [], []
         for run in range(1, args.runs + 1):
             raw.append(raw_run(bootstrap, topic, args.messages))
-            sdk.append(sdk_run(bootstrap, topic, args.messages))
+            sdk.append(sdk_run(bootstrap, topic, args.messages, args.trace == "on"))
             print(f"run {run}: sdk send_async {sdk[-1]:,.0f} msgs/s, raw produce {raw[-1]:,.0f}")
     sdk_median, raw_median = statistics.median(sdk), statistics.median(raw)
     print(f"median sdk send_async: {sdk_median:,.0f} msgs/s ({args.messages} x 200 B)")

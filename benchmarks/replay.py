@@ -10,9 +10,10 @@ start-up and a steady producer does not:
 
 - raw, cold: from nothing, like the replay: creates an idempotent ``Producer``
   (``PRODUCER_DEFAULTS``), connects (``list_topics``; without it librdkafka often waits
-  0.3-0.5 s more for its producer id), produces every dead letter's body, key and headers
-  as they are, with a delivery callback and ``poll(0)`` after each produce, then
-  ``flush()``; done when every delivery report came back without an error.
+  0.3-0.5 s more for its producer id), produces every message the replay sends (body,
+  key and the replay's headers, built outside the clock), with a delivery callback and
+  ``poll(0)`` after each produce, then ``flush()``; done when every delivery report came
+  back without an error.
 - raw, warm: the same with a producer that already sent one record to the topic (its
   connection, producer id and topic metadata in place) when the clock starts: the floor
   of moving those bytes.
@@ -21,14 +22,25 @@ start-up and a steady producer does not:
   retry and ledger topics (the ledger is created, as on a namespace's first replay),
   ``init_transactions`` (fencing), reading the group's ledger, then per chunk one
   transaction with the replayed messages (new message id, replay headers) and their
-  ledger pages; the clock stops when ``run`` returned.
+  ledger pages; the clock stops when ``run`` returned. With ``--trace on`` (the CLI's
+  default) it also writes one REPLAY trace event per message, ``off`` none; ``both``
+  (default) measures each, the second in a namespace of its own over the same letters.
 
-No side has a ledger, a transaction or a header rewrite but the replay.
+The same records: both sides send the same messages: every dead letter's body and key
+with the headers the replay writes (the dead letter's 6, about 175 bytes, rewritten into
+7, about 230: new ``UNIQ_KEY``, ``REPLAY_ID``, ``REPLAY_TIME``, the count reset,
+``MAX_RECONSUME_TIMES`` dropped). Only the replay writes ledger pages (about 180 bytes a
+message), runs transactions and rewrites headers on the clock. Each side starts from
+copies of the dead letters as read (nothing decoded yet), so none profits from decoding
+another side did. The default count
+(100,000) keeps the replay's fixed set-up (creating the ledger topic, fencing: 0.2-0.5 s)
+to a few percent of a run.
 
-Each run measures raw cold, raw warm, then the replay; prints the rates and the ratios
-replay / raw per run, then the medians and the ratios of the medians.
+Each run measures raw cold, raw warm, then the replay(s); prints the rates and the
+ratios replay / raw per run, then the medians and the ratios of the medians.
 
-    python benchmarks/replay.py [-n 20000] [--runs 3] [--bootstrap-servers HOST:PORT]
+    python benchmarks/replay.py [-n 100000] [--runs 3] [--trace off|on|both]
+                                [--bootstrap-servers HOST:PORT]
 
 Without ``--bootstrap-servers`` it starts its own dev broker.
 """
@@ -36,6 +48,7 @@ Without ``--bootstrap-servers`` it starts its own dev broker.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import time
 import uuid
@@ -44,7 +57,10 @@ from bench_broker import add_broker_options, broker
 from confluent_kafka import Producer
 
 from rmqcompat import properties as props
+from rmqcompat.clock import epoch_ms
 from rmqcompat.config import ClientConfig
+from rmqcompat.dlq.chunk import ChunkBuilder, Pending, Record
+from rmqcompat.dlq.ledger import ledger_topic
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.reader import read_dead_letters
 from rmqcompat.dlq.replay import Operator, Replayer
@@ -89,8 +105,23 @@ def dead_letters(bootstrap: str, namespace: str, count: int) -> list[DeadLetter]
     return letters
 
 
-def raw_run(bootstrap: str, namespace: str, letters: list[DeadLetter], *, warm: bool) -> float:
-    physical = to_kafka_topic(retry_topic(GROUP), namespace)
+def replayed_records(namespace: str, letters: list[DeadLetter]) -> list[Record]:
+    """The messages a replay of ``letters`` sends (its headers, new message ids), built
+    outside the clock: what the raw side sends, so both sides move the same bytes."""
+    builder = ChunkBuilder(
+        GROUP, "retry", namespace, ledger_topic(namespace), Operator.current("benchmark")
+    )
+    pending: list[Pending] = [(letter, retry_topic(GROUP), 0) for letter in as_read(letters)]
+    return builder.build(pending, epoch_ms()).records[: len(letters)]  # not the ledger pages
+
+
+def as_read(letters: list[DeadLetter]) -> list[DeadLetter]:
+    """Copies of ``letters`` with nothing derived yet (a dead letter decodes its headers
+    once, when first asked): each side starts from the dead letters as read."""
+    return [dataclasses.replace(letter) for letter in letters]
+
+
+def raw_run(bootstrap: str, records: list[Record], *, warm: bool) -> float:
     failures = []
 
     def on_delivery(err, _msg) -> None:
@@ -99,21 +130,16 @@ def raw_run(bootstrap: str, namespace: str, letters: list[DeadLetter], *, warm: 
 
     start = time.perf_counter()
     producer = Producer({**PRODUCER_DEFAULTS, "bootstrap.servers": bootstrap})
+    physical = records[0][0]
     producer.list_topics(physical, timeout=10)
     if warm:
         producer.produce(physical, BODY)
         producer.flush(10)
         start = time.perf_counter()
-    for letter in letters:
+    for topic, value, key, headers in records:
         while True:
             try:
-                producer.produce(
-                    physical,
-                    letter.body,
-                    letter.key,
-                    headers=list(letter.headers),
-                    on_delivery=on_delivery,
-                )
+                producer.produce(topic, value, key, headers=headers, on_delivery=on_delivery)
                 break
             except BufferError:
                 producer.poll(0.001)
@@ -122,12 +148,14 @@ def raw_run(bootstrap: str, namespace: str, letters: list[DeadLetter], *, warm: 
     elapsed = time.perf_counter() - start
     if failures or unsent:
         raise SystemExit(f"{len(failures) + unsent} raw sends failed: {failures[:1]}")
-    return len(letters) / elapsed
+    return len(records) / elapsed
 
 
-def replay_run(bootstrap: str, namespace: str, letters: list[DeadLetter]) -> float:
+def replay_run(bootstrap: str, namespace: str, letters: list[DeadLetter], *, trace: bool) -> float:
     config = ClientConfig(bootstrap, namespace=namespace)
-    replayer = Replayer(config, GROUP, Operator.current("benchmarks/replay.py"))
+    replayer = Replayer(
+        config, GROUP, Operator.current("benchmarks/replay.py"), trace_enabled=trace
+    )
     start = time.perf_counter()
     summary = replayer.run(letters)
     elapsed = time.perf_counter() - start
@@ -136,34 +164,60 @@ def replay_run(bootstrap: str, namespace: str, letters: list[DeadLetter]) -> flo
     return len(letters) / elapsed
 
 
+def _ratios(replay: float, raw: dict[str, float]) -> str:
+    return ", ".join(f"replay/raw {kind} {replay / rate:.2f}" for kind, rate in raw.items())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-n", "--messages", type=int, default=20_000)
+    parser.add_argument("-n", "--messages", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--trace",
+        choices=("off", "on", "both"),
+        default="both",
+        help="replay with REPLAY trace events off, on (the CLI's default), or both",
+    )
     add_broker_options(parser)
     args = parser.parse_args()
-    replay: list[float] = []
+    traces = {"off": [False], "on": [True], "both": [False, True]}[args.trace]
     raw: dict[str, list[float]] = {"cold": [], "warm": []}
+    replay: dict[bool, list[float]] = {trace: [] for trace in traces}
     with broker(args) as bootstrap:
         for run in range(1, args.runs + 1):
             namespace = f"bench{uuid.uuid4().hex[:8]}"
             letters = dead_letters(bootstrap, namespace, args.messages)
+            records = replayed_records(namespace, letters)
             for kind, rates in raw.items():
-                rates.append(raw_run(bootstrap, namespace, letters, warm=kind == "warm"))
-            replay.append(replay_run(bootstrap, namespace, letters))
-            print(
-                f"run {run}: replay {replay[-1]:,.0f} msgs/s; raw cold {raw['cold'][-1]:,.0f} "
-                f"(ratio {replay[-1] / raw['cold'][-1]:.2f}), raw warm {raw['warm'][-1]:,.0f} "
-                f"(ratio {replay[-1] / raw['warm'][-1]:.2f})"
-            )
-    replay_median = statistics.median(replay)
-    print(f"median replay:   {replay_median:,.0f} msgs/s ({args.messages} x 200 B)")
-    for kind, rates in raw.items():
+                rates.append(raw_run(bootstrap, records, warm=kind == "warm"))
+            line = f"run {run}: raw cold {raw['cold'][-1]:,.0f}, warm {raw['warm'][-1]:,.0f}"
+            for trace, rates in replay.items():
+                # each replay in a namespace of its own (its ledger and retry topic new, as
+                # in the first one), over the same dead letters
+                target = namespace if trace == traces[0] else fresh_namespace(bootstrap)
+                rates.append(replay_run(bootstrap, target, as_read(letters), trace=trace))
+                runs = {kind: rates_[-1] for kind, rates_ in raw.items()}
+                line += f"; replay trace {_on(trace)} {rates[-1]:,.0f} ({_ratios(rates[-1], runs)})"
+            print(line, flush=True)
+    raw_medians = {kind: statistics.median(rates) for kind, rates in raw.items()}
+    print(f"{args.messages} dead letters x 200 B, medians of {args.runs} runs (msgs/s):")
+    for kind, median in raw_medians.items():
+        print(f"  raw {kind}: {median:,.0f}")
+    for trace, rates in replay.items():
         median = statistics.median(rates)
-        print(
-            f"median raw {kind}: {median:,.0f} msgs/s, "
-            f"ratio replay/raw {replay_median / median:.2f}"
-        )
+        print(f"  replay, trace {_on(trace)}: {median:,.0f} ({_ratios(median, raw_medians)})")
+
+
+def _on(trace: bool) -> str:
+    return "on" if trace else "off"
+
+
+def fresh_namespace(bootstrap: str) -> str:
+    """A new namespace whose retry topic exists, like the one :func:`dead_letters` fills."""
+    namespace = f"bench{uuid.uuid4().hex[:8]}"
+    admin = {"bootstrap.servers": bootstrap}
+    ensure_topics(admin, {retry_topic(GROUP): TopologySpec().retry}, namespace)
+    return namespace
 
 
 if __name__ == "__main__":

@@ -50,6 +50,12 @@ from rmqcompat.reachability import require_broker
 @click.option("--rate", type=click.FloatRange(min=0, min_open=True), help="At most N msgs/s.")
 @click.option("--force", is_flag=True, help="Replay dead letters replayed before, too.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--trace/--no-trace",
+    default=True,
+    show_default=True,
+    help="Write REPLAY events to the namespace's trace topic.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def replay(
     group: str | None,
@@ -59,6 +65,7 @@ def replay(
     rate: float | None,
     force: bool,
     yes: bool,
+    trace: bool,
     as_json: bool,
     limit: int | None,
     **filters: Any,
@@ -92,7 +99,15 @@ def replay(
     results = {}
     for name, letters in from_disk.items():
         results[name] = _replay_group(
-            config, name, letters, operator, options, dry_run=dry_run, yes=yes, as_json=as_json
+            config,
+            name,
+            letters,
+            operator,
+            options,
+            dry_run=dry_run,
+            yes=yes,
+            trace=trace,
+            as_json=as_json,
         )
     if as_json:
         emit_json({"dry_run": dry_run, "groups": results})
@@ -123,9 +138,10 @@ def _replay_group(
     *,
     dry_run: bool,
     yes: bool,
+    trace: bool,
     as_json: bool,
 ) -> dict[str, Any]:
-    replayer = Replayer(config, group, operator, options)
+    replayer = Replayer(config, group, operator, options, trace_enabled=trace)
     send, skip = replayer.plan(letters)
     if dry_run:
         return _report_dry_run(group, send, skip, as_json)
@@ -140,7 +156,8 @@ def _replay_group(
         )
     confirm(f"Replay {len(send)} dead letters of {group} to {destination}?", yes)
     with progress(len(send), f"replaying {group}", shows_progress(as_json)) as advance:
-        summary = Replayer(config, group, operator, options, progress=advance).run(letters)
+        replayer = Replayer(config, group, operator, options, progress=advance, trace_enabled=trace)
+        summary = replayer.run(letters)
     return _report(group, summary, as_json)
 
 

@@ -62,6 +62,12 @@ def forwarder() -> None:
     help="Bytes (values + keys + headers) held per partition before it is paused.",
 )
 @click.option(
+    "--trace/--no-trace",
+    default=True,
+    show_default=True,
+    help="Write FORWARD and QUARANTINE events to the namespace's trace topic.",
+)
+@click.option(
     "-X",
     "passthrough",
     multiple=True,
@@ -76,6 +82,7 @@ def run(
     max_message_size: int,
     max_held_per_partition: int,
     max_held_bytes_per_partition: int,
+    trace: bool,
     passthrough: tuple[str, ...],
 ) -> None:
     """Forward due records until SIGTERM or Ctrl-C, then commit what was delivered and exit.
@@ -100,6 +107,7 @@ def run(
         max_message_size=max_message_size,
         max_held_per_partition=max_held_per_partition,
         max_held_bytes_per_partition=max_held_bytes_per_partition,
+        trace_enabled=trace,
     )
 
     def stop(_signum: int, _frame: FrameType | None) -> None:

@@ -87,6 +87,9 @@ def decode_properties(headers: list[tuple[str, bytes | None]] | None) -> dict[st
 
 
 _BORN_RANGE = (0, props.JAVA_LONG_MAX)
+_UNIQ_KEY = props.UNIQ_KEY
+#: The headers decoding reads as numbers (see the module's table).
+_CHECKED = frozenset({props.BORN_TIMESTAMP, props.RECONSUME_TIME, props.FLAG})
 
 
 @dataclass(frozen=True)
@@ -113,27 +116,17 @@ class TopicDecoder:
         """
         properties = decode_properties(record.headers())
         store_timestamp = record.timestamp()[1]
-        get = properties.get
-        # the headers are looked up first: most records lack one or both, and this runs
+        born, reconsume = store_timestamp, 0
+        # one set test first: most records carry none of the checked headers, and this runs
         # for every record
-        born = store_timestamp
-        if get(props.BORN_TIMESTAMP) is not None:
-            born = self._clamped(
-                properties, props.BORN_TIMESTAMP, _BORN_RANGE, store_timestamp, partition, offset
-            )
-        reconsume = 0
-        if get(props.RECONSUME_TIME) is not None:
-            reconsume = self._clamped(
-                properties, props.RECONSUME_TIME, props.RECONSUME_TIMES_RANGE, 0, partition, offset
-            )
-        if get(props.FLAG) is not None:
-            _check_flag(properties)
+        if not _CHECKED.isdisjoint(properties):
+            born, reconsume = self._numbers(properties, store_timestamp, partition, offset)
         # positional: about a third cheaper than keywords, and this runs for every record
         # (field order is pinned by tests/unit/test_wire.py, which checks every field)
         return MessageExt(
             self.logical,
             record.value() or b"",
-            get(props.UNIQ_KEY) or offset_message_id(self.physical, partition, offset),
+            properties.get(_UNIQ_KEY) or offset_message_id(self.physical, partition, offset),
             partition,
             offset,
             born,
@@ -142,6 +135,24 @@ class TopicDecoder:
             properties,
             record.key(),
         )
+
+    def _numbers(
+        self, properties: dict[str, str], store_timestamp: int, partition: int, offset: int
+    ) -> tuple[int, int]:
+        """Born timestamp and reconsume count; raises for a malformed FLAG (module table)."""
+        born = store_timestamp
+        if props.BORN_TIMESTAMP in properties:
+            born = self._clamped(
+                properties, props.BORN_TIMESTAMP, _BORN_RANGE, store_timestamp, partition, offset
+            )
+        reconsume = 0
+        if props.RECONSUME_TIME in properties:
+            reconsume = self._clamped(
+                properties, props.RECONSUME_TIME, props.RECONSUME_TIMES_RANGE, 0, partition, offset
+            )
+        if props.FLAG in properties:
+            _check_flag(properties)
+        return born, reconsume
 
     def _clamped(
         self,

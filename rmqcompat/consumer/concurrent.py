@@ -54,7 +54,7 @@ class ConcurrentConsumeService:
             queue, pq = state.queue, state.pq
             if size == 1:  # RocketMQ's default: one message per listener call
                 # the stored count given here: no per-batch list comprehension
-                out += [ConsumeBatch(key, queue, pq, [m], [m.reconsume_times]) for m in msgs]
+                out += [ConsumeBatch(key, queue, pq, [m], (m.reconsume_times,)) for m in msgs]
             else:
                 out += [
                     ConsumeBatch(key, queue, pq, msgs[i : i + size])

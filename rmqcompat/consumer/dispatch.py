@@ -45,6 +45,7 @@ class ConsumeBatch:
         "messages",
         "pq",
         "queue",
+        "raised",
         "started_at",
         "status",
         "stored",
@@ -56,18 +57,20 @@ class ConsumeBatch:
         queue: MessageQueue,
         pq: ProcessQueue,
         messages: list[MessageExt],
-        stored: list[int] | None = None,
+        stored: tuple[int, ...] | None = None,
     ) -> None:
         self.key = key
         self.queue = queue
         self.pq = pq
         self.messages = messages
-        self.stored = [m.reconsume_times for m in messages] if stored is None else stored
+        # a tuple of ints: untracked by the cyclic GC once seen, while the batch is in flight
+        self.stored = tuple([m.reconsume_times for m in messages]) if stored is None else stored
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self.expired = False
         self.status: ConsumeConcurrentlyStatus | None = None
         self.context: ConsumeConcurrentlyContext | None = None
+        self.raised = False  # the listener raised (CONSUME traced as EXCEPTION)
 
 
 class WorkerPool:
@@ -138,7 +141,9 @@ class WorkerPool:
             msg.properties[CONSUME_START_TIME] = start
         # a copy (RocketMQ hands out an unmodifiable list): a listener that empties it
         # must not change what settlement releases
-        batch.status = invoke(self._listener, self._group, list(batch.messages), context)
+        batch.status, batch.raised = invoke(
+            self._listener, self._group, list(batch.messages), context
+        )
         batch.finished_at = self._clock()
 
     def backlog(self) -> int:

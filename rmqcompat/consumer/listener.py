@@ -140,10 +140,12 @@ def as_callable(listener: object) -> ListenerFn:
 
 def invoke(
     fn: ListenerFn, group: str, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
-) -> ConsumeConcurrentlyStatus:
+) -> tuple[ConsumeConcurrentlyStatus, bool]:
     """Call the listener; None, a foreign value or an exception count as RECONSUME_LATER.
 
-    Never raises: the exception is logged with group, topic, partition and message ids.
+    Returns the status and whether the listener raised (traced as EXCEPTION, RocketMQ's
+    ``ConsumeReturnType``). Never raises: the exception is logged with group, topic,
+    partition and message ids.
     """
     try:
         status = fn(msgs, context)
@@ -155,9 +157,9 @@ def invoke(
             context.message_queue.queue_id,
             _ids(msgs),
         )
-        return Status.RECONSUME_LATER
+        return Status.RECONSUME_LATER, True
     if isinstance(status, ConsumeConcurrentlyStatus):
-        return status
+        return status, False
     _log.warning(
         "listener returned %r; RECONSUME_LATER (group=%s, topic=%s, partition=%s, msg_ids=%s)",
         status,
@@ -166,7 +168,7 @@ def invoke(
         context.message_queue.queue_id,
         _ids(msgs),
     )
-    return Status.RECONSUME_LATER
+    return Status.RECONSUME_LATER, False
 
 
 def _ids(msgs: Sequence[MessageExt]) -> str:

@@ -46,6 +46,7 @@ from rmqcompat.consumer.timers import Timers
 from rmqcompat.message import MessageExt
 from rmqcompat.properties import CONSUME_START_TIME
 from rmqcompat.retry import RetryPolicy
+from rmqcompat.trace import hooks
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -82,6 +83,7 @@ class OrderlyConsumeService:
         self._settings = settings
         self._listener = listener
         self._sendback = sendback
+        self._tracer = sendback.tracer  # CONSUME here; SEND_BACK / DEAD_LETTER in sendback
         self._partitions = partitions
         self._clock = clock
         self._now_ms = now_ms
@@ -105,7 +107,7 @@ class OrderlyConsumeService:
             msg.properties[CONSUME_START_TIME] = start
         batch.started_at = self._clock()
         # a copy (RocketMQ hands out an unmodifiable list)
-        batch.status = invoke_orderly(
+        batch.status, batch.raised = invoke_orderly(
             self._listener, self._settings.group, list(batch.messages), context
         )
         batch.finished_at = self._clock()
@@ -224,12 +226,23 @@ class OrderlyConsumeService:
             self._dispatch(key)  # revoked meanwhile: its new owner consumes these again
             return
         msgs = batch.messages
+        if self._tracer.enabled:
+            self._trace(batch)
         if batch.status is SUCCESS:
             state.consume_ok += len(msgs)
             self._finish(key, queue, msgs)
             return
         state.consume_failed += len(msgs)
         self._suspended(key, queue, batch)
+
+    def _trace(self, batch: OrderlyBatch) -> None:
+        """CONSUME events of a settled call (before a suspension counts it): SUCCESS, else
+        RECONSUME_LATER (EXCEPTION when the listener raised) for the whole batch."""
+        start, end = batch.started_at, batch.finished_at
+        took = 0 if start is None or end is None else int((end - start) * 1000)
+        msgs = batch.messages
+        failed = () if batch.status is SUCCESS else range(len(msgs))
+        hooks.consumed(self._tracer, self._settings.group, msgs, failed, took, raised=batch.raised)
 
     def _finish(self, key: Key, queue: OrderlyQueue, msgs: list[MessageExt]) -> None:
         queue.pq.remove_all([m.queue_offset for m in msgs])

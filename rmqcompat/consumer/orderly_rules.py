@@ -68,10 +68,11 @@ def as_orderly_status(result: object) -> ConsumeOrderlyStatus:
 
 def invoke_orderly(
     fn: OrderlyListenerFn, group: str, msgs: list[MessageExt], context: ConsumeOrderlyContext
-) -> ConsumeOrderlyStatus:
+) -> tuple[ConsumeOrderlyStatus, bool]:
     """Call the listener; None, a foreign value or an exception count as a suspension.
 
-    Never raises: the exception is logged with group, topic, partition and message ids.
+    Returns the status and whether the listener raised (traced as EXCEPTION). Never
+    raises: the exception is logged with group, topic, partition and message ids.
     """
     queue = context.message_queue
     try:
@@ -84,7 +85,7 @@ def invoke_orderly(
             queue.queue_id,
             _ids(msgs),
         )
-        return SUSPEND
+        return SUSPEND, True
     status = as_orderly_status(result)
     if status is SUSPEND and result is not SUSPEND:
         _log.warning(
@@ -96,7 +97,7 @@ def invoke_orderly(
             queue.queue_id,
             _ids(msgs),
         )
-    return status
+    return status, False
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ class OrderlyBatch:
         "messages",
         "pq",
         "queue",
+        "raised",
         "started_at",
         "status",
         "suspend_ms",
@@ -57,6 +58,7 @@ class OrderlyBatch:
         self.pq = pq
         self.messages = msgs
         self.status: ConsumeOrderlyStatus | None = None
+        self.raised = False  # the listener raised (CONSUME traced as EXCEPTION)
         self.suspend_ms = 0
         self.started_at: float | None = None
         self.finished_at: float | None = None

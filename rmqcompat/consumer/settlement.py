@@ -25,6 +25,7 @@ from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.timers import Timers
 from rmqcompat.message import MessageExt
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.retry import CONSUME_TIMEOUT_LEVEL
 from rmqcompat.trace import hooks
@@ -86,14 +87,27 @@ class Settlement:
         return not self._running and self.pending_sendbacks == 0 and self._dlq.pending == 0
 
     def on_results(self, batches: list[ConsumeBatch]) -> None:
-        """Settle finished batches (ackIndex, release, send-back), in the order given."""
+        """Settle finished batches (ackIndex, release, send-back), in the order given.
+
+        Results come in runs of one partition (a fetch is per partition, workers take
+        batches in order), so the partition is looked up once per run and the offsets of
+        a run's successes leave the process queue in one call, before anything else
+        (a split, the end of the run) can look at that queue.
+        """
         running, limit = self._running, self._settings.consume_timeout_s
+        tracing = self._tracer.enabled  # the poll thread's own setting: fixed for the call
+        pq: ProcessQueue | None = None  # the run's process queue
+        state: PartitionState | None = None
+        acked: list[int] = []  # offsets of the run's successes, not yet released
         for batch in batches:
-            state = self._state(batch)
+            if batch.pq is not pq:
+                self._release(state, pq, acked)
+                pq, state = batch.pq, self._state(batch)
             start, end = batch.started_at, batch.finished_at
-            if state is not None and start is not None and end is not None:
-                # RocketMQ's TIME_OUT, late results too: the call itself took that long
-                state.consume_timeouts += end - start >= limit
+            # RocketMQ's TIME_OUT, late results too: the call itself took that long
+            if end is not None and start is not None and end - start >= limit:
+                if state is not None:
+                    state.consume_timeouts += 1
             if running.pop(batch, None) is None:
                 self.late_results_ignored += 1  # released by the consume timeout already
                 continue
@@ -102,15 +116,22 @@ class Settlement:
                 continue  # the partition was revoked: its new owner consumes these again
             msgs = batch.messages
             if all_succeeded(status, context.ack_index, len(msgs), context.failed_indexes):
-                if self._tracer.enabled:
+                if tracing:
                     self._trace(batch, ())
-                state.consume_ok += len(msgs)
-                if len(msgs) == 1:
-                    batch.pq.remove(msgs[0].queue_offset)
-                else:
-                    batch.pq.remove_all([m.queue_offset for m in msgs])
+                for msg in msgs:
+                    acked.append(msg.queue_offset)
                 continue
+            self._release(state, pq, acked)
             self._settle_split(batch, state, status, context)
+        self._release(state, pq, acked)
+
+    @staticmethod
+    def _release(state: PartitionState | None, pq: ProcessQueue | None, acked: list[int]) -> None:
+        """Release ``acked`` (then empty) from ``pq``: successes count as RocketMQ's ok."""
+        if acked and state is not None and pq is not None:
+            state.consume_ok += len(acked)
+            pq.remove_all(acked)
+            acked.clear()
 
     def _state(self, batch: ConsumeBatch) -> PartitionState | None:
         """The batch's partition, unless it was revoked (or re-assigned) since."""
@@ -146,7 +167,7 @@ class Settlement:
         start, end = batch.started_at, batch.finished_at if end is None else end
         took = 0 if start is None or end is None else int((end - start) * 1000)
         group = self._settings.group
-        hooks.consumed(self._tracer, group, batch.messages, failed, took, timed_out)
+        hooks.consumed(self._tracer, group, batch.messages, failed, took, timed_out, batch.raised)
 
     def _failed(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
         if self._settings.broadcasting:
@@ -219,7 +240,7 @@ class Settlement:
                     batch.queue,
                     batch.pq,
                     [m for m, _ in failed[i : i + size]],
-                    [stored for _, stored in failed[i : i + size]],
+                    tuple([stored for _, stored in failed[i : i + size]]),
                 )
                 for i in range(0, len(failed), size)
             ]

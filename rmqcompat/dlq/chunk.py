@@ -40,10 +40,12 @@ class Operator:
 
 @dataclass(frozen=True)
 class Chunk:
-    """The records of one transaction: a message per ``pending`` entry, then its pages."""
+    """The records of one transaction: a message per ``pending`` entry, then its pages;
+    ``rows`` are the pages' rows, one per ``pending`` entry."""
 
     pending: Sequence[Pending]
     records: list[Record]
+    rows: Sequence[Row]
 
 
 class ChunkBuilder:
@@ -66,23 +68,23 @@ class ChunkBuilder:
         self._pages = 0
 
     def build(self, pending: Sequence[Pending], when_ms: int) -> Chunk:
+        # the one loop a replay runs per dead letter: each value derived once, locals only
         group, target, namespace = self._group, self._target, self._namespace
         stamp = replay_stamp(when_ms)
         records: list[Record] = []
         rows: list[Row] = []
+        add_record, add_row = records.append, rows.append
         for letter, topic, replay in pending:
             new_id = new_message_id()
             dlq_id = letter.dlq_id
             replay_id = ledger_key(group, dlq_id, replay)
             headers = replay_headers(letter, target, new_id, replay_id, stamp)
-            records.append((kafka_topic(topic, namespace), letter.body, letter.key, headers))
+            add_record((kafka_topic(topic, namespace), letter.body, letter.key, headers))
             original = letter.original_topic
-            rows.append(
-                (dlq_id, letter.msg_id, letter.origin_msg_id, original, topic, new_id, replay)
-            )
+            add_row((dlq_id, letter.msg_id, letter.origin_msg_id, original, topic, new_id, replay))
         for start in range(0, len(rows), PAGE_SIZE):
-            records.append(self._page(rows[start : start + PAGE_SIZE], when_ms))
-        return Chunk(pending, records)
+            add_record(self._page(rows[start : start + PAGE_SIZE], when_ms))
+        return Chunk(pending, records, rows)
 
     def _page(self, rows: list[Row], when_ms: int) -> Record:
         operator = self._operator

@@ -11,9 +11,10 @@ running it again sends only the rest.
 
 Throughput: the broker's set-up work (fence, topics, the ledger reader's connection) runs
 in parallel, and meanwhile the first chunks' records are built (:mod:`rmqcompat.dlq.chunk`)
-as if nothing had been replayed before; any the ledger changes are built again. Commits
-are not overlapped with building: a commit takes a few milliseconds, and the committing
-thread's delivery reports compete for the GIL (measured: building ran 50% slower).
+as if nothing had been replayed before; any the ledger changes are built again. Records
+are produced without delivery callbacks (the commit fails unless every one was written),
+and each chunk is built while the broker commits the one before (the committing thread
+waits outside the GIL). Trace events are built from the ledger rows after each commit.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from confluent_kafka.admin import AdminClient
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.closing import close_producer
 from rmqcompat.config import ClientConfig
-from rmqcompat.dlq.chunk import Chunk, ChunkBuilder, Operator, Pending, Record
+from rmqcompat.dlq.chunk import Chunk, ChunkBuilder, Operator, Pending
 from rmqcompat.dlq.ledger import (
     LEDGER_SPEC,
+    Row,
     ledger_end,
     ledger_reader,
     ledger_topic,
@@ -42,6 +44,15 @@ from rmqcompat.dlq.ledger import (
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.republish import Target, replay_topic
 from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
+from rmqcompat.dlq.transactions import (
+    TXN_TIMEOUT_S,
+    abort_quietly,
+    collector_paused,
+    fence,
+    produce_all,
+    replay_producer,
+    transactional_id,
+)
 from rmqcompat.errors import ConfigError, TopologyError
 from rmqcompat.topics.naming import REPLAY_LOG_TOPIC, retry_topic, to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
@@ -55,14 +66,8 @@ DEFAULT_CHUNK = 5_000
 #: A transaction also ends once its bodies reach this size, so that large messages are
 #: written well within the transaction timeout.
 TRANSACTION_MAX_BYTES = 64 * 1024 * 1024
-_TXN_TIMEOUT_S = 30.0
 #: Chunks built ahead while the broker sets a replay up, at most.
-_AHEAD_MAX = 4
-
-
-def transactional_id(namespace: str, group: str) -> str:
-    """The one transactional id of every replay of ``group`` in ``namespace``."""
-    return f"rmqcompat-dlq-replay.{namespace}.{group}"
+_AHEAD_MAX = 8
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ class Replayer:
         monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         progress: Callable[[int], None] = lambda _done: None,
+        trace_enabled: bool = True,
     ) -> None:
         self._config = config
         self._group = group
@@ -130,7 +136,8 @@ class Replayer:
         self._sleep = sleep
         self._progress = progress
         self._ledger = ledger_topic(config.namespace)
-        self._tracer = Tracer.for_client(config, f"replay-{group}")  # REPLAY events
+        # REPLAY events; ``trace_enabled`` like every client's message-trace switch
+        self._tracer = Tracer.for_client(config, f"replay-{group}", enabled=trace_enabled)
 
     def plan(self, letters: Iterable[DeadLetter]) -> tuple[list[DeadLetter], list[DeadLetter]]:
         """``(would be replayed, skipped as replayed before)``; writes nothing."""
@@ -149,13 +156,13 @@ class Replayer:
         builder = ChunkBuilder(
             self._group, self._options.target, self._config.namespace, self._ledger, self._operator
         )
-        producer = self._producer()
+        producer = replay_producer(self._config, self._group)
         ledger = ledger_reader(self._config)
         admin = AdminClient(self._config.librdkafka("admin"))
         try:
-            with ThreadPoolExecutor(max_workers=4) as pool:
+            with collector_paused(), ThreadPoolExecutor(max_workers=4) as pool:
                 waits = [
-                    pool.submit(_fence, producer),
+                    pool.submit(fence, producer),
                     pool.submit(self._ensure_topics, letters),
                     pool.submit(ledger.list_topics, self._ledger, timeout=REQUEST_TIMEOUT_S),
                     pool.submit(admin.list_topics, self._ledger, timeout=REQUEST_TIMEOUT_S),
@@ -167,7 +174,7 @@ class Replayer:
                 end = ledger_end(admin, self._config.namespace)
                 counts = replay_counts(self._config, self._group, ledger, end)
                 chunks = self._chunks(letters, counts, summary)
-                self._replay(producer, builder, chunks, ahead, summary)
+                self._replay(producer, builder, chunks, ahead, pool, summary)
         except KafkaException as exc:
             summary.stopped = f"{exc.args[0].str() if exc.args else exc}"
         finally:
@@ -206,38 +213,37 @@ class Replayer:
                 f"original topic(s) {', '.join(missing)} do not exist; nothing sent"
             )
 
-    def _producer(self) -> Producer:
-        settings = self._config.librdkafka(
-            "producer",
-            **{
-                "transactional.id": transactional_id(self._config.namespace, self._group),
-                "enable.idempotence": True,
-                "transaction.timeout.ms": int(_TXN_TIMEOUT_S * 1000),
-            },
-        )
-        return Producer(settings)
-
     def _chunks(
         self, letters: Iterable[DeadLetter], counts: dict[str, int], summary: ReplaySummary
     ) -> Iterator[list[Pending]]:
         """The transactions' contents: what is to be replayed, given the ledger's
         ``counts``; counts what is skipped or cannot be replayed in ``summary``."""
+        force, target, most = (
+            self._options.force,
+            self._options.target,
+            self._options.per_transaction,
+        )
+        # (group, original topic) -> destination: one or a few per replay
+        destinations: dict[tuple[str, str], str] = {}
         chunk: list[Pending] = []
         size = 0
         for letter in letters:
-            done = counts.get(letter.dlq_id, 0)
-            if done and not self._options.force:
+            done = counts.get(letter.dlq_id, 0) if counts else 0  # none on a first replay
+            if done and not force:
                 summary.skipped += 1
                 continue
-            try:
-                topic = replay_topic(letter, self._options.target)
-            except ConfigError as exc:
-                summary.failed += 1
-                summary.problems.append(str(exc))
-                continue
+            origin = (letter.group, letter.original_topic)
+            topic = destinations.get(origin)
+            if topic is None:
+                try:
+                    topic = destinations[origin] = replay_topic(letter, target)
+                except ConfigError as exc:
+                    summary.failed += 1
+                    summary.problems.append(str(exc))
+                    continue
             chunk.append((letter, topic, done))
             size += len(letter.body)
-            if len(chunk) >= self._options.per_transaction or size >= TRANSACTION_MAX_BYTES:
+            if len(chunk) >= most or size >= TRANSACTION_MAX_BYTES:
                 yield chunk
                 chunk, size = [], 0
         if chunk:
@@ -264,9 +270,11 @@ class Replayer:
         builder: ChunkBuilder,
         chunks: Iterator[list[Pending]],
         ahead: deque[Chunk],
+        committer: ThreadPoolExecutor,
         summary: ReplaySummary,
     ) -> None:
-        """Write each chunk in a transaction. A chunk built ahead is used only if the ledger
+        """Write each chunk in a transaction; the next chunk is built while the broker
+        commits (on a ``committer`` thread). A chunk built ahead is used only if the ledger
         left its contents unchanged.
 
         Raises KafkaException: a transaction failed (aborted when possible).
@@ -285,22 +293,26 @@ class Replayer:
             sent = self._pace(started, sent, count)
             producer.begin_transaction()
             try:
-                _produce_all(producer, chunk.records)
-                producer.commit_transaction(_TXN_TIMEOUT_S)
+                produce_all(producer, chunk.records)
+                # no delivery callbacks: the commit succeeds only if every record was written
+                commit = committer.submit(producer.commit_transaction, TXN_TIMEOUT_S)
+                following = build(next(chunks, []))
+                commit.result()
             except KafkaException:
                 summary.failed += count
                 summary.problems.append(f"{count} dead letters not replayed (transaction failed)")
-                _abort_quietly(producer)
+                abort_quietly(producer)
                 raise
             summary.replayed += count
             self._progress(count)
-            self._traced(chunk.pending)
-            chunk = build(next(chunks, []))
+            self._traced(chunk.rows)
+            chunk = following
 
-    def _traced(self, committed: Sequence[Pending]) -> None:
+    def _traced(self, committed: Sequence[Row]) -> None:
         if self._tracer.enabled:
             self._tracer.start()  # once; later calls do nothing
-            replays = [(m.msg_id, m.original_topic, to, m.origin_msg_id) for m, to, _ in committed]
+            # the ledger rows already hold every field of the events: nothing decoded again
+            replays = [(row[1], row[3], row[4], row[2]) for row in committed]
             hooks.replayed(self._tracer, self._group, replays, self._operator.command)
 
     def _pace(self, started: float, sent: int, more: int) -> int:
@@ -311,30 +323,3 @@ class Replayer:
             if wait > 0:
                 self._sleep(wait)
         return sent + more
-
-
-def _fence(producer: Producer) -> None:
-    """Fence every older replay of the group (its open transaction is aborted)."""
-    # connected first: librdkafka looks for the transaction coordinator again only after
-    # 500 ms when it asked before any broker connection was up (measured: 0.5 s vs 6 ms)
-    producer.list_topics(timeout=REQUEST_TIMEOUT_S)
-    producer.init_transactions(_TXN_TIMEOUT_S)
-
-
-def _produce_all(producer: Producer, records: list[Record]) -> None:
-    produce = producer.produce
-    for topic, value, key, headers in records:
-        while True:
-            try:
-                # the stub's header list is invariant
-                produce(topic, value, key, headers=headers)  # type: ignore[arg-type]
-                break
-            except BufferError:  # local queue full: serve delivery reports, then again
-                producer.poll(0.1)
-
-
-def _abort_quietly(producer: Any) -> None:
-    try:
-        producer.abort_transaction(_TXN_TIMEOUT_S)
-    except KafkaException:
-        pass  # fenced or fatal: the broker aborts it when the transaction times out

@@ -86,12 +86,10 @@ def replay_headers(
     replaced = _REPLACED_ORIGINAL if target == "original" else _REPLACED
     # the other headers go as they are, byte for byte (user properties included)
     headers = [header for header in letter.headers if header[0] not in replaced]
-    present = letter.properties
+    present = letter.first_values
     if props.ORIGIN_MESSAGE_ID not in present:
         headers.append((props.ORIGIN_MESSAGE_ID, letter.msg_id.encode()))
     if props.BORN_TIMESTAMP not in present:
         headers.append((props.BORN_TIMESTAMP, props.encode_int(letter.born_ms).encode()))
-    headers.append((props.UNIQ_KEY, new_msg_id.encode()))
-    headers.append((REPLAY_ID, replay_id.encode()))
-    headers += stamp
+    headers += ((props.UNIQ_KEY, new_msg_id.encode()), (REPLAY_ID, replay_id.encode()), *stamp)
     return headers

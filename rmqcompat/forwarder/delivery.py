@@ -39,6 +39,7 @@ from rmqcompat.forwarder.metrics import ForwarderMetrics, Tally
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.quarantine import quarantine_record
+from rmqcompat.trace import Tracer, hooks
 from rmqcompat.wire import KafkaRecord, OutgoingRecord
 
 log = logging.getLogger(__name__)
@@ -74,8 +75,10 @@ class Deliveries:
         clock: Clock,
         retry_backoff_ms: int,
         namespace: str = "",
+        tracer: Tracer | None = None,
     ) -> None:
         self._producer = producer
+        self._tracer = tracer or Tracer.disabled()  # QUARANTINE of records refused for good
         self._metrics = metrics
         self._clock = clock
         self._backoff_ms = retry_backoff_ms
@@ -135,6 +138,8 @@ class Deliveries:
             reason = f"{err.name()}: {err.str()} (forwarding to {record.topic})"
             quarantine = quarantine_record(source, reason, self._namespace)
             self._ready.append((lane, source, quarantine, QUARANTINED))
+            if self._tracer.enabled:
+                hooks.quarantined(self._tracer, source, reason)
             return
         elif kind == QUARANTINED:
             log.error("quarantining %s failed (retried): %s", where, err)

@@ -20,6 +20,7 @@ re-encoding every property, and it validates and maps each real topic name once
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
@@ -44,11 +45,13 @@ class Wait:
 
 @dataclass(frozen=True, slots=True)
 class Forward:
-    """Produce ``record``; ``hop`` means it goes to another level rather than its real topic."""
+    """Produce ``record``; ``hop`` means it goes to another level rather than its real
+    topic. ``properties``: the parked record's own, as parsed (its trace event reads them)."""
 
     record: OutgoingRecord
     due_ms: int
     hop: bool
+    properties: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,7 @@ class Planner:
             return Wait(due)
         kept = [h for h in headers or () if h[0] not in parking.RELEASE_STRIPS]
         value, key = record.value() or b"", record.key()
-        return Forward(OutgoingRecord(topic, value, key, kept, partition), due, False)
+        return Forward(OutgoingRecord(topic, value, key, kept, partition), due, False, properties)
 
     def _physical_topic(self, real_topic: str | None) -> str:
         if not real_topic:
@@ -115,13 +118,13 @@ class Planner:
             out = OutgoingRecord(
                 real_topic, value, record.key(), headers, _partition(released.real_qid)
             )
-            return Forward(out, due, False)
+            return Forward(out, due, False, properties)
         hop = parking.park(
             value, record.key(), released.properties, real_topic=released.real_topic,
             level=released.next_level, levels=self._levels, namespace=self._namespace, now_ms=now,
             real_qid=released.real_qid,
         )  # fmt: skip
-        return Forward(hop, due, hop=True)
+        return Forward(hop, due, True, properties)
 
     def _quarantine(self, record: KafkaRecord, exc: Exception) -> Quarantine:
         reason = f"{type(exc).__name__}: {exc}"

@@ -72,7 +72,7 @@ class ForwardLoop:
         # Level topics seen in assignments (the subscription is a pattern), by Kafka name.
         self._topics: dict[str, LevelTopic] = {}
         self._out = Deliveries(
-            producer, metrics, clock, settings.retry_backoff_ms, settings.namespace
+            producer, metrics, clock, settings.retry_backoff_ms, settings.namespace, self._tracer
         )
         self._committer = Committer(
             consumer, self._queues, metrics, self._topics, settings.commit_interval_ms
@@ -170,7 +170,7 @@ class ForwardLoop:
                 observe(max(0, now - plan.due_ms) / 1000)
                 send(lane, msg, plan.record, "forwarded")
                 if self._tracer.enabled:
-                    hooks.forwarded(self._tracer, msg, plan.record, plan.due_ms)
+                    hooks.forwarded(self._tracer, msg, plan.properties, plan.due_ms)
             held.popleft()
         if key in self._paused and held.may_resume:
             self._resume(key)

@@ -1,17 +1,33 @@
-"""Encode and decode trace events (Avro single-object encoding, see :mod:`.schema`)."""
+"""Encode and decode trace events (Avro single-object encoding, see :mod:`.schema`).
+
+Both directions run functions compiled from the shipped schema (:mod:`.avro`), byte for
+byte what fastavro writes and reads, several times faster.
+"""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-from fastavro import schemaless_reader, schemaless_writer
-
 from rmqcompat.errors import RmqCompatError
-from rmqcompat.trace.schema import HEADER, HEADER_LENGTH, MAGIC, PARSED_SCHEMA
+from rmqcompat.trace.avro import compile_record
+from rmqcompat.trace.schema import HEADER, HEADER_LENGTH, MAGIC, SCHEMA
 
-#: A trace event as fastavro reads and writes it: field name -> value.
+#: A trace event: field name -> value (what fastavro would read and write).
 TraceRecord = dict[str, Any]
+
+#: Fields whose values repeat from event to event: their encodings are cached.
+_REPEATING = (
+    "client_id",
+    "host",
+    "namespace",
+    "group",
+    "topic",
+    "physical_topic",
+    "tags",
+    "target_topic",
+    "reason",
+)
+_write, _read = compile_record(SCHEMA, _REPEATING)
 
 
 class TraceDecodeError(RmqCompatError, ValueError):
@@ -22,12 +38,10 @@ def encode(event: TraceRecord) -> bytes:
     """The single-object encoding of ``event`` (fields left out are null).
 
     Raises:
-        ValueError: a field has the wrong type or a required field is missing (fastavro).
+        ValueError: a field has the wrong type, is out of range, or a required field
+            is missing (:class:`~rmqcompat.trace.avro.AvroWriteError` names it).
     """
-    buffer = io.BytesIO()
-    buffer.write(HEADER)
-    schemaless_writer(buffer, PARSED_SCHEMA, event)
-    return buffer.getvalue()
+    return _write(event, HEADER)
 
 
 def decode(data: bytes) -> TraceRecord:
@@ -37,15 +51,12 @@ def decode(data: bytes) -> TraceRecord:
         TraceDecodeError: ``data`` lacks the single-object marker, was written with
             another schema (its fingerprint differs), or its body is not a valid event.
     """
-    if data[: len(MAGIC)] != MAGIC:
-        raise TraceDecodeError("not Avro single-object encoded (marker C3 01 missing)")
     if data[:HEADER_LENGTH] != HEADER:
+        if data[: len(MAGIC)] != MAGIC:
+            raise TraceDecodeError("not Avro single-object encoded (marker C3 01 missing)")
         found = data[len(MAGIC) : HEADER_LENGTH].hex()
         raise TraceDecodeError(f"written with another trace schema (fingerprint {found})")
     try:
-        record: TraceRecord = schemaless_reader(  # type: ignore[assignment]
-            io.BytesIO(data[HEADER_LENGTH:]), PARSED_SCHEMA, None
-        )
+        return _read(data, HEADER_LENGTH)
     except (EOFError, ValueError, IndexError, UnicodeDecodeError) as exc:
-        raise TraceDecodeError(f"trace record body is not a valid event: {exc}") from None
-    return record
+        raise TraceDecodeError(f"trace record body is not a valid event: {exc!r}") from None

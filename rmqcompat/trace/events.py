@@ -3,6 +3,7 @@
 An :class:`Emitter` stamps who and when (client id, host, namespace, clock) on every event
 it builds; each method returns a :data:`~rmqcompat.trace.codec.TraceRecord` ready for a
 sink. Building an event is cheap (one dict); encoding happens on the sink's thread.
+Fields left out of a dict are null.
 """
 
 from __future__ import annotations
@@ -102,12 +103,28 @@ class Emitter:
         duration_ms: int,
         physical_topic: str | None = None,
     ) -> TraceRecord:
-        """One delivery of ``msg`` to ``group``'s listener and how it ended."""
+        """One delivery of ``msg`` to ``group``'s listener and how it ended.
+
+        Called once per consumed message: every field is set (the encoder reads a
+        complete event in one step).
+        """
         fields = _message_fields(msg)
         fields.update(
-            group=group, status=status, duration_ms=duration_ms, physical_topic=physical_topic
+            event="CONSUME",
+            timestamp_ms=self.clock(),
+            client_id=self.client_id,
+            host=self.host,
+            namespace=self.namespace,
+            group=group,
+            physical_topic=physical_topic,
+            status=status,
+            duration_ms=duration_ms,
+            delay_level=None,
+            due_ms=None,
+            target_topic=None,
+            reason=None,
         )
-        return self._event("CONSUME", msg.msg_id, fields)
+        return fields
 
     def send_back(
         self, msg: MessageExt, group: str, level: int, due_ms: int, target_topic: str

@@ -1,13 +1,14 @@
 """Trace events built from what the data path has at hand (records, routing decisions).
 
-Each function is called at one place in the SDK, only when ``tracer.enabled``; none
-raises for a malformed record (a bad header yields a partial event, never an exception
-into the data path).
+Each function is called where the SDK decides what it names (``consumed``: concurrent
+and orderly settlement; ``quarantined``: the consumer's intake, the forwarder's plan and
+its delivery reports), only when ``tracer.enabled``; none raises for a malformed record
+(a bad header yields a partial event, never an exception into the data path).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rmqcompat import properties as props
 from rmqcompat.errors import MalformedHeaderError
@@ -16,7 +17,7 @@ from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace.events import ConsumeStatus
 from rmqcompat.trace.tracer import Tracer
-from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties, offset_message_id
+from rmqcompat.wire import KafkaRecord, decode_properties, offset_message_id
 
 
 def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str]:
@@ -26,7 +27,7 @@ def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str
         return {}
 
 
-def _int(properties: dict[str, str], name: str) -> int | None:
+def _int(properties: Mapping[str, str], name: str) -> int | None:
     text = properties.get(name)
     return int(text) if text is not None and text.lstrip("-").isdigit() else None
 
@@ -56,14 +57,20 @@ def consumed(
     failed: Collection[int],
     duration_ms: int,
     timed_out: bool = False,
+    raised: bool = False,
 ) -> None:
     """One listener call on ``msgs`` ended: the ``failed`` indexes RECONSUME_LATER (or
-    TIME_OUT when the call outlasted the consume timeout), the others SUCCESS."""
-    events = tracer.events
-    late: ConsumeStatus = "TIME_OUT" if timed_out else "RECONSUME_LATER"
+    TIME_OUT when the call outlasted the consume timeout, EXCEPTION when the listener
+    raised), the others SUCCESS."""
+    consume, emit = tracer.events.consume, tracer.sink.emit
+    if not failed:  # the common case: no index test per message
+        for msg in msgs:
+            emit(consume(msg, group, "SUCCESS", duration_ms))
+        return
+    late: ConsumeStatus = "TIME_OUT" if timed_out else "EXCEPTION" if raised else "RECONSUME_LATER"
     for i, msg in enumerate(msgs):
         status: ConsumeStatus = late if i in failed else "SUCCESS"
-        tracer.emit(events.consume(msg, group, status, duration_ms))
+        emit(consume(msg, group, status, duration_ms))
 
 
 def settled_back(
@@ -88,9 +95,11 @@ def settled_back(
     tracer.emit(event)
 
 
-def forwarded(tracer: Tracer, source: KafkaRecord, record: OutgoingRecord, due_ms: int) -> None:
-    """The forwarder produced parked ``source`` as ``record`` to its real topic."""
-    properties = _properties(record.headers)
+def forwarded(
+    tracer: Tracer, source: KafkaRecord, properties: Mapping[str, str], due_ms: int
+) -> None:
+    """The forwarder produced parked ``source`` (whose parsed headers are ``properties``)
+    to its real topic, or to its next level."""
     partition, offset = source.partition() or 0, source.offset() or 0
     physical = source.topic() or ""
     real_topic = properties.get(props.REAL_TOPIC, "")
@@ -104,7 +113,7 @@ def forwarded(tracer: Tracer, source: KafkaRecord, record: OutgoingRecord, due_m
             offset,
             due_ms,
             reconsume_times=_int(properties, props.RECONSUME_TIME),
-            delay_level=_int(_properties(source.headers()), props.DELAY),
+            delay_level=_int(properties, props.DELAY),
             origin_msg_id=properties.get(props.ORIGIN_MESSAGE_ID),
         )
     )

@@ -33,6 +33,12 @@ _log = logging.getLogger("rmqcompat.trace")
 #: batches; events here are single and small, about 150 bytes each).
 DEFAULT_CAPACITY = 20_000
 _IDLE_POLL_S = 0.02
+#: Events produced between two polls of the sink thread.
+_DRAIN_PASS = 5_000
+#: The sink thread lets go of the GIL after every 64 events it encodes.
+_YIELD_MASK = 63
+#: Reports of records :func:`close_producer` dropped: already counted as unsent.
+_PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)  # noqa: SLF001 - public codes
 _CLOSE_FLUSH_S = 2.0
 
 
@@ -102,6 +108,13 @@ class KafkaTraceSink:
     delays only tracing) and starts the thread; ``close`` writes what is buffered, waits
     at most about 3 s in all, and counts the rest as ``dropped_unsent``. Events emitted
     before ``start`` wait in the buffer.
+
+    Cost per event, all of it paid under the GIL by the data path's process: one deque
+    append on the emitting thread; one encode and one ``produce`` on the sink thread.
+    librdkafka reports failed deliveries only (``delivery.report.only.error``), served
+    by the sink thread's own ``poll``: ``written`` is what librdkafka accepted minus
+    what failed, was left unsent at close or is still in flight, so there is no callback
+    or lock per event.
     """
 
     enabled = True
@@ -119,8 +132,11 @@ class KafkaTraceSink:
         self._producer_factory = producer_factory
         self.topic = to_kafka_topic(TRACE_TOPIC, client.namespace)
         self._buffer: deque[TraceRecord] = deque()
-        self._lock = threading.Lock()  # counters written by librdkafka's and emitters' threads
-        self._written = self._dropped_full = self._dropped_failed = self._dropped_unsent = 0
+        self._lock = threading.Lock()  # counters written by emitters' and close()'s threads
+        self._accepted = 0  # by librdkafka: written only by the sink thread
+        self._failed_deliveries = 0
+        self._dropped_full = self._dropped_failed = self._dropped_unsent = 0
+        self._producer: Producer | None = None  # while the sink thread has one open
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -154,14 +170,26 @@ class KafkaTraceSink:
         self._count_unsent(unsent)
 
     def stats(self) -> TraceStats:
+        in_flight = self._in_flight()
         with self._lock:
+            # at 0 at least: a pass's records are in flight before the pass counts them
+            written = max(0, self._accepted - self._failed_deliveries - in_flight)
             return TraceStats(
-                self._written,
+                written,
                 self._dropped_full,
                 self._dropped_failed,
                 self._dropped_unsent,
                 len(self._buffer),
             )
+
+    def _in_flight(self) -> int:
+        producer = self._producer
+        if producer is None:
+            return 0
+        try:
+            return len(producer)
+        except RuntimeError:  # closed by the sink thread meanwhile
+            return 0
 
     def _run(self) -> None:
         try:
@@ -170,14 +198,18 @@ class KafkaTraceSink:
             _log.warning("trace sink disabled, no producer for %s: %s", self.topic, exc)
             self._stopping.wait()
             return
+        self._producer = producer
         try:
             while not self._stopping.is_set():
                 if not self._drain(producer):
                     producer.poll(_IDLE_POLL_S)
             self._drain(producer)
-            self._count_unsent(producer.flush(_CLOSE_FLUSH_S))
+            unsent = producer.flush(_CLOSE_FLUSH_S)
+            self._accepted -= unsent
+            self._count_unsent(unsent)
         finally:
-            close_producer(producer)
+            self._producer = None
+            close_producer(producer)  # purges the unsent: their reports are not counted
 
     def _open(self) -> Producer:
         try:
@@ -190,47 +222,55 @@ class KafkaTraceSink:
             _log.warning("could not create trace topic %s: %s", self.topic, exc)
         # idempotent: a retried produce never stores an event twice
         settings = self._client.librdkafka(
-            "producer", **{"linger.ms": 50, "enable.idempotence": True}
+            "producer",
+            **{
+                "linger.ms": 50,
+                "enable.idempotence": True,
+                "delivery.report.only.error": True,
+                "on_delivery": self._delivered,
+            },
         )
         return self._producer_factory(settings)
 
     def _drain(self, producer: Producer) -> bool:
-        """Produce every buffered event; False when there was none."""
+        """Produce what is buffered (at most one pass's worth); False when there was none."""
         buffer = self._buffer
         if not buffer:
             return False
-        while buffer:
-            self._produce(producer, buffer.popleft())
-            producer.poll(0)
+        produce, topic, popleft = producer.produce, self.topic, buffer.popleft
+        accepted = 0
+        for n in range(1, min(len(buffer), _DRAIN_PASS) + 1):
+            if not n & _YIELD_MASK:
+                # poll releases the GIL: the data path's threads, waiting for it after
+                # their own I/O, get it now instead of after the 5 ms switch interval
+                producer.poll(0)
+            event = popleft()
+            try:
+                value = encode(event)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                _log.warning("trace event not encodable, dropped: %s", exc)
+                self._count_failed()
+                continue
+            try:
+                produce(topic, value, event["msg_id"])
+            except BufferError:
+                producer.poll(_IDLE_POLL_S)  # librdkafka's queue is full: let it drain once
+                self._count_failed()
+            except KafkaException as exc:
+                _log.warning("trace event not produced: %s", exc)
+                self._count_failed()
+            else:
+                accepted += 1
+        self._accepted += accepted
+        producer.poll(0)  # serves failed deliveries' reports (only those are reported)
         return True
 
-    def _produce(self, producer: Producer, event: TraceRecord) -> None:
-        try:
-            value = encode(event)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            _log.warning("trace event not encodable, dropped: %s", exc)
-            self._count_failed()
-            return
-        try:
-            producer.produce(
-                self.topic,
-                value,
-                str(event.get("msg_id") or "").encode(),
-                on_delivery=self._delivered,
-            )
-        except BufferError:
-            producer.poll(_IDLE_POLL_S)  # librdkafka's queue is full: let it drain once
-            self._count_failed()
-        except KafkaException as exc:
-            _log.warning("trace event not produced: %s", exc)
-            self._count_failed()
-
     def _delivered(self, error: KafkaError | None, _record: Message) -> None:
-        if error is None:
+        # on the sink thread (its poll and flush), for failed deliveries only
+        if error is not None and error.code() not in _PURGED:
             with self._lock:
-                self._written += 1
-        else:
-            self._count_failed()
+                self._failed_deliveries += 1
+                self._dropped_failed += 1
 
     def _count_failed(self) -> None:
         with self._lock:

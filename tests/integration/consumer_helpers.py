@@ -16,9 +16,10 @@ from rmqcompat import properties as props
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
 from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
 from rmqcompat.topics.delay_levels import DelayLevels
-from rmqcompat.topics.naming import retry_topic, to_kafka_topic
+from rmqcompat.topics.naming import TRACE_TOPIC, retry_topic, to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopicSpec
+from rmqcompat.trace import decode as decode_trace
 
 SHORT_LEVELS = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
 OK = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
@@ -124,6 +125,28 @@ def _end_offset(consumer: Consumer, tp: TopicPartition, timeout: float = 10.0) -
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
+
+
+def trace_events(
+    bootstrap: str, namespace: str, enough: Callable[[list[dict[str, Any]]], bool]
+) -> list[dict[str, Any]]:
+    """The namespace's trace events, in the order read, polled until ``enough(events)``
+    (``WAIT_S`` at most)."""
+    physical = to_kafka_topic(TRACE_TOPIC, namespace)
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "trace-check", "auto.offset.reset": "earliest"}
+    )
+    consumer.subscribe([physical])
+    events: list[dict[str, Any]] = []
+    deadline = time.monotonic() + WAIT_S
+    try:
+        while time.monotonic() < deadline and not enough(events):
+            record = consumer.poll(0.5)
+            if record is not None and record.error() is None:
+                events.append(decode_trace(record.value() or b""))
+        return events
+    finally:
+        consumer.close()
 
 
 def read_topic(

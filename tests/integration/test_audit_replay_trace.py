@@ -3,36 +3,14 @@ audit's ``dead_lettered`` and ``replayed`` figures count)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from click.testing import CliRunner
-from confluent_kafka import Consumer
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, SHORT_LEVELS, Recorder
+from consumer_helpers import LATER, SHORT_LEVELS, Recorder, read_records, trace_events
 
 from rmqcompat.cli.main import main
-from rmqcompat.config import ClientConfig
-from rmqcompat.topics.naming import TRACE_TOPIC, dlq_topic, to_kafka_topic
+from rmqcompat.topics.naming import TRACE_TOPIC, dlq_topic
 from rmqcompat.trace import decode
-
-
-def _trace_events(bootstrap: str, namespace: str, wanted: int) -> list[dict[str, object]]:
-    client = ClientConfig(bootstrap, namespace)
-    consumer = Consumer(
-        client.librdkafka(
-            "consumer", **{"group.id": "trace-check", "auto.offset.reset": "earliest"}
-        )
-    )
-    consumer.subscribe([to_kafka_topic(TRACE_TOPIC, namespace)])
-    events: list[dict[str, object]] = []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and sum(e["event"] == "REPLAY" for e in events) < wanted:
-        record = consumer.poll(0.5)
-        if record is not None and record.error() is None:
-            events.append(decode(record.value() or b""))
-    consumer.close()
-    return events
 
 
 @pytest.mark.slow
@@ -42,10 +20,17 @@ def test_dead_letters_and_replays_are_traced(env, start_forwarder) -> None:
     ids = env.produce([{"body": f"body-{i}".encode(), "tags": "TA"} for i in range(2)])
     with env.consumer(Recorder(lambda msgs, ctx: LATER), max_reconsume_times=1):
         assert len(env.read(dlq_topic(env.group), 2, timeout=60)) == 2
-    base = ["--bootstrap-servers", env.bootstrap, "--namespace", env.ns]
-    result = CliRunner().invoke(main, [*base, "dlq", "replay", "--group", env.group, "--yes"])
+    base = ["--bootstrap-servers", env.bootstrap, "--namespace", env.ns, "dlq", "replay"]
+    base += ["--group", env.group, "--yes"]
+    result = CliRunner().invoke(main, [*base, "--no-trace"])
     assert result.exit_code == 0, result.output
-    events = _trace_events(env.bootstrap, env.ns, 2)
+    untraced = read_records(env.bootstrap, TRACE_TOPIC, env.ns)
+    assert untraced and not any(decode(r.value())["event"] == "REPLAY" for r in untraced)
+    result = CliRunner().invoke(main, [*base, "--force"])  # traced, the default
+    assert result.exit_code == 0, result.output
+    events = trace_events(
+        env.bootstrap, env.ns, lambda got: sum(e["event"] == "REPLAY" for e in got) >= 2
+    )
     kinds = {(e["event"], e["msg_id"]) for e in events}
     for msg_id in ids:
         assert {("CONSUME", msg_id), ("SEND_BACK", msg_id), ("FORWARD", msg_id)} <= kinds

@@ -1,4 +1,5 @@
-"""A parked record the broker refuses for good is quarantined, and its partition moves on."""
+"""A parked record the broker refuses for good is quarantined (and traced as such), and
+its partition moves on."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from rmqcompat import properties as props
 from rmqcompat.forwarder import DelayForwarder, forwarder_group
 from rmqcompat.quarantine import SOURCE_OFFSET, SOURCE_TOPIC
 from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
 from rmqcompat.topics.spec import TopicSpec
+from rmqcompat.trace import decode
 
 TABLE = "100ms 200ms"
 LEVELS = DelayLevels.parse(TABLE)
@@ -39,7 +42,7 @@ def test_record_for_a_deleted_topic_is_quarantined_with_its_headers_and_offsets_
         LEVELS,
         [
             {"value": b"gone", "key": b"k", "level": 1, "real_topic": "Gone", "props": user},
-            {"value": b"ok", "level": 1, "real_topic": "Orders"},
+            {"value": b"ok", "level": 1, "real_topic": "Orders", "props": {props.UNIQ_KEY: "o"}},
         ],
     )
     config = {
@@ -64,7 +67,7 @@ def test_record_for_a_deleted_topic_is_quarantined_with_its_headers_and_offsets_
             for code in ("UNKNOWN_TOPIC_OR_PART", "_UNKNOWN_TOPIC")
         ]
     finally:
-        forwarder.shutdown()
+        forwarder.shutdown()  # writes what the trace sink holds
     assert sum(undeliverable) == 1
     assert (aside.key(), aside.value()) == (b"k", b"gone")
     headers = dict(aside.headers())
@@ -75,3 +78,12 @@ def test_record_for_a_deleted_topic_is_quarantined_with_its_headers_and_offsets_
     assert b"UNKNOWN_TOPIC" in headers[props.QUARANTINE_REASON]
     assert headers[SOURCE_TOPIC] == level_topic.encode()
     assert headers[SOURCE_OFFSET] == b"0"
+    # the quarantine is traced, with the parked record's id, place and the reason
+    trace = to_kafka_topic(TRACE_TOPIC, namespace)
+    events = [decode(r.value()) for r in read(kafka_bootstrap, trace, client_overrides)]
+    quarantined = [e for e in events if e["event"] == "QUARANTINE"]
+    assert [(e["msg_id"], e["physical_topic"], e["offset"]) for e in quarantined] == [
+        ("id-gone", level_topic, 0)
+    ]
+    assert "UNKNOWN_TOPIC" in str(quarantined[0]["reason"])
+    assert {e["msg_id"] for e in events if e["event"] == "FORWARD"} >= {"o"}

@@ -29,9 +29,9 @@ def test_context_defaults():
 
 
 def test_none_is_reconsume_later():
-    assert (
-        invoke(lambda m, c: None, "g", [_msg("a")], _ctx())
-        is ConsumeConcurrentlyStatus.RECONSUME_LATER
+    assert invoke(lambda m, c: None, "g", [_msg("a")], _ctx()) == (
+        ConsumeConcurrentlyStatus.RECONSUME_LATER,
+        False,
     )
 
 
@@ -40,8 +40,8 @@ def test_exception_is_reconsume_later_and_logged_with_ids(caplog):
         raise RuntimeError("bad")
 
     with caplog.at_level(logging.ERROR, "rmqcompat.consumer"):
-        status = invoke(boom, "g1", [_msg("ID1"), _msg("ID2")], _ctx())
-    assert status is ConsumeConcurrentlyStatus.RECONSUME_LATER
+        status, raised = invoke(boom, "g1", [_msg("ID1"), _msg("ID2")], _ctx())
+    assert status is ConsumeConcurrentlyStatus.RECONSUME_LATER and raised
     text = caplog.text
     assert "g1" in text and "topic=T" in text and "partition=2" in text and "ID1,ID2" in text
 
@@ -52,7 +52,10 @@ def test_object_listener():
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     fn = as_callable(L())
-    assert invoke(fn, "g", [_msg("a")], _ctx()) is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+    assert invoke(fn, "g", [_msg("a")], _ctx()) == (
+        ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+        False,
+    )
 
 
 def test_start_positions_retry_topic_starts_at_beginning_for_new_group():

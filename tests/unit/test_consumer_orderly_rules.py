@@ -90,9 +90,9 @@ def test_invoke_maps_none_and_exceptions_to_suspend_and_logs_ids(caplog):
         raise ValueError("bad")
 
     with caplog.at_level(logging.WARNING, "rmqcompat.consumer"):
-        assert invoke_orderly(boom, "g", [_msg(7)], ctx) is SUSPEND
-        assert invoke_orderly(lambda m, c: None, "g", [_msg(8)], ctx) is SUSPEND
-        assert invoke_orderly(lambda m, c: SUCCESS, "g", [_msg(9)], ctx) is SUCCESS
+        assert invoke_orderly(boom, "g", [_msg(7)], ctx) == (SUSPEND, True)
+        assert invoke_orderly(lambda m, c: None, "g", [_msg(8)], ctx) == (SUSPEND, False)
+        assert invoke_orderly(lambda m, c: SUCCESS, "g", [_msg(9)], ctx) == (SUCCESS, False)
     assert "m7" in caplog.text and "partition=2" in caplog.text and "ValueError" in caplog.text
     assert "returned None" in caplog.text and "m8" in caplog.text
     assert "m9" not in caplog.text
@@ -101,7 +101,7 @@ def test_invoke_maps_none_and_exceptions_to_suspend_and_logs_ids(caplog):
 def test_invoke_logs_nothing_for_an_explicit_suspension(caplog):
     ctx = ConsumeOrderlyContext(MessageQueue("T", 0))
     with caplog.at_level(logging.WARNING, "rmqcompat.consumer"):
-        assert invoke_orderly(lambda m, c: SUSPEND, "g", [_msg(1)], ctx) is SUSPEND
+        assert invoke_orderly(lambda m, c: SUSPEND, "g", [_msg(1)], ctx) == (SUSPEND, False)
     assert caplog.text == ""
 
 

@@ -80,3 +80,47 @@ def test_refused_by_the_dlq_too_it_stays_in_flight_reported_and_is_retried_later
     clock[0] = 60.0
     settlement.run_due(clock[0])
     assert 0 not in state.pq and not state.stuck
+
+
+def test_interleaved_results_release_each_partition_and_send_back_only_the_failure():
+    """Results settle in runs per partition: every success leaves its own queue and counts
+    for its own partition, a failure between successes goes back alone, and a revoked
+    partition's results release nothing."""
+    settings = ConsumerSettings("g", ClientConfig("127.0.0.1:1"))
+    partitions = Partitions(settings, lambda offsets, asynchronous: None)
+    keys = [("T", 0), ("T", 1), ("T", 2)]
+    for key in keys:
+        partitions.add(key, MessageQueue("T", key[1]), 0)
+    sink = Sink({"retry": None, "dlq": None})
+    sendback = SendBack(sink, settings.retry_policy(), "", now_ms=lambda: 0)
+    settlement = Settlement(settings, sendback, partitions, Pool(), lambda: 0.0)
+    revoked = partitions.get(keys[2])
+    plan = [(0, 0, True), (0, 1, True), (1, 0, True), (0, 2, False), (0, 3, True), (2, 0, True)]
+    plan += [(1, 1, True)]
+    batches = []
+    for part, offset, ok in plan:
+        state = partitions.get(keys[part])
+        state.pq.add(offset, 1)
+        batch = ConsumeBatch(
+            keys[part],
+            state.queue,
+            state.pq,
+            [MessageExt("T", b"x", f"{part}-{offset}", part, offset, 0, 0)],
+        )
+        batch.status = (
+            ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+            if ok
+            else ConsumeConcurrentlyStatus.RECONSUME_LATER
+        )
+        batch.context = ConsumeConcurrentlyContext(state.queue)
+        batches.append(batch)
+    settlement.track(batches)
+    partitions.drop([keys[2]], commit=False)
+    settlement.on_results(batches)
+    p0, p1 = partitions.get(keys[0]), partitions.get(keys[1])
+    assert p0.pq.count == 0 and p1.pq.count == 0  # the failure was sent back (accepted)
+    assert (p0.consume_ok, p0.consume_failed) == (3, 1)
+    assert (p1.consume_ok, p1.consume_failed) == (2, 0)
+    assert len(sink.topics) == 1  # the one failure, sent back once
+    assert revoked.pq.count == 1 and revoked.consume_ok == 0
+    assert settlement.running() == 0 and p0.pq.commit_offset() == 4

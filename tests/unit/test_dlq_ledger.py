@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from unit_fakes import dead_letters
 
 from rmqcompat import properties as props
 from rmqcompat.dlq.chunk import ChunkBuilder, Operator, Pending
@@ -16,7 +17,6 @@ from rmqcompat.dlq.ledger import (
     LedgerPage,
     ledger_key,
 )
-from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.properties import REPLAY_ID, REPLAY_TIME
 
@@ -74,25 +74,9 @@ def test_malformed_pages_are_refused(value: bytes) -> None:
         LedgerPage.decode(value)
 
 
-def _letters(count: int) -> list[DeadLetter]:
-    return [
-        DeadLetter(
-            "G",
-            "ns.rmq.dlq.G",
-            0,
-            offset,
-            1000,
-            b"b%d" % offset,
-            None,
-            ((props.UNIQ_KEY, b"M%d" % offset), (props.RETRY_TOPIC, b"Orders")),
-        )
-        for offset in range(count)
-    ]
-
-
 def test_a_chunk_is_its_messages_then_its_pages_and_every_replay_is_in_a_page() -> None:
     count = 2 * PAGE_SIZE + 1
-    pending: list[Pending] = [(letter, "%RETRY%G", 0) for letter in _letters(count)]
+    pending: list[Pending] = [(letter, "%RETRY%G", 0) for letter in dead_letters(count)]
     pending[-1] = (pending[-1][0], "%RETRY%G", 3)  # a forced replay, the fourth
     chunk = ChunkBuilder("G", "retry", "ns", "ns.rmq.replay-log", OPERATOR).build(pending, 77)
     messages, pages = chunk.records[:count], chunk.records[count:]
@@ -122,7 +106,7 @@ def test_a_chunk_is_its_messages_then_its_pages_and_every_replay_is_in_a_page() 
 
 
 def test_page_keys_are_never_reused_within_a_run_or_across_runs() -> None:
-    pending: list[Pending] = [(letter, "%RETRY%G", 0) for letter in _letters(3)]
+    pending: list[Pending] = [(letter, "%RETRY%G", 0) for letter in dead_letters(3)]
     keys = []
     for _ in range(2):
         builder = ChunkBuilder("G", "retry", "", "rmq.replay-log", OPERATOR)

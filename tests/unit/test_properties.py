@@ -95,3 +95,33 @@ def test_keys_are_joined_with_a_space() -> None:
     assert props.join_keys(["a", "b", "c"]) == "a b c"
     assert props.join_keys("single") == "single"
     assert props.join_keys(None) is None
+
+
+def _clamped_reference(text: str, low: int, high: int) -> int | None:
+    """decode_clamped's rule written plainly: ASCII decimal only, clamped; None = error."""
+    body = text[1:] if text[:1] in "+-" else text
+    if not body or not all("0" <= c <= "9" for c in body):
+        return None
+    return min(max(int(text), low), high)
+
+
+@given(
+    text=st.one_of(
+        st.integers(min_value=-(2**70), max_value=2**70).map(str),
+        st.text(alphabet="+-0123456789\u0663\u00b2\uff11 _.", max_size=25),
+    )
+)
+def test_clamped_numbers_follow_the_plain_rule(text: str) -> None:
+    low, high = -5, 2**63 - 1
+    expected = _clamped_reference(text, low, high)
+    if expected is None:
+        with pytest.raises(MalformedHeaderError, match="N"):
+            props.decode_clamped({"N": text}, "N", low, high, 0)
+    else:
+        assert props.decode_clamped({"N": text}, "N", low, high, 0)[0] == expected
+
+
+@pytest.mark.parametrize("text", ["\u0663", "\u00b2", "\uff11\uff12", "1\u0663"])
+def test_clamped_numbers_refuse_non_ascii_digits(text: str) -> None:
+    with pytest.raises(MalformedHeaderError):
+        props.decode_clamped({"N": text}, "N", 0, 10, 0)

@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from unit_fakes import ListSink
 
 from rmqcompat import properties as props
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.delay_levels import DelayLevels
-from rmqcompat.trace import Emitter, Tracer, TraceRecord, TraceStats, hooks
-from rmqcompat.wire import OutgoingRecord
-
-
-@dataclass
-class _ListSink:
-    """A sink that keeps events in a list (no Kafka involved: the events are the subject)."""
-
-    events: list[TraceRecord] = field(default_factory=list)
-    enabled: bool = True
-
-    def emit(self, event: TraceRecord) -> None:
-        self.events.append(event)
-
-    def start(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def stats(self) -> TraceStats:
-        return TraceStats(written=len(self.events))
+from rmqcompat.trace import Emitter, Tracer, hooks
 
 
 @dataclass
@@ -61,8 +42,8 @@ class _Record:
         return (1, 0)
 
 
-def _tracer() -> tuple[Tracer, _ListSink]:
-    sink = _ListSink()
+def _tracer() -> tuple[Tracer, ListSink]:
+    sink = ListSink()
     return Tracer(sink, Emitter("c", "ns", lambda: 1_000)), sink
 
 
@@ -89,19 +70,17 @@ def test_send_back_to_the_dlq_is_a_dead_letter() -> None:
     assert [(e["event"], e["target_topic"]) for e in sink.events] == [("DEAD_LETTER", "%DLQ%G")]
 
 
-def test_forwarded_reads_ids_and_counts_from_headers() -> None:
+def test_forwarded_reads_ids_and_counts_from_the_parked_properties() -> None:
     tracer, sink = _tracer()
-    headers = props.to_headers(
-        {
-            props.UNIQ_KEY: "ID",
-            props.REAL_TOPIC: "%RETRY%G",
-            props.RETRY_TOPIC: "Orders",
-            props.RECONSUME_TIME: "3",
-            props.ORIGIN_MESSAGE_ID: "ID0",
-        }
-    )
-    source = _Record([*headers, (props.DELAY, b"6")])
-    hooks.forwarded(tracer, source, OutgoingRecord("ns.rmq.retry.G", b"", None, headers), 990)
+    properties = {
+        props.UNIQ_KEY: "ID",
+        props.REAL_TOPIC: "%RETRY%G",
+        props.RETRY_TOPIC: "Orders",
+        props.RECONSUME_TIME: "3",
+        props.ORIGIN_MESSAGE_ID: "ID0",
+        props.DELAY: "6",
+    }
+    hooks.forwarded(tracer, _Record(props.to_headers(properties)), properties, 990)
     (event,) = sink.events
     assert (event["msg_id"], event["topic"], event["target_topic"]) == ("ID", "Orders", "%RETRY%G")
     assert (event["reconsume_times"], event["delay_level"], event["due_ms"]) == (3, 6, 990)
@@ -139,3 +118,11 @@ def test_consumed_marks_failed_indexes_and_timeouts() -> None:
         ("ID0", "TIME_OUT"),
     ]
     assert sink.events[0]["duration_ms"] == 7
+
+
+def test_consumed_marks_a_raising_listeners_failures_exception() -> None:
+    tracer, sink = _tracer()
+    msgs = [MessageExt("Orders", b"", f"ID{i}", 0, i, 1, 1) for i in range(2)]
+    hooks.consumed(tracer, "G", msgs, {0, 1}, 3, raised=True)
+    hooks.consumed(tracer, "G", msgs, (), 3, raised=False)
+    assert [e["status"] for e in sink.events] == ["EXCEPTION", "EXCEPTION", "SUCCESS", "SUCCESS"]

@@ -1,0 +1,83 @@
+"""The Kafka-transaction mechanics of a replay: its transactional producer, fencing, handing
+a chunk's records to librdkafka, aborting, and the collector pause around it all."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from confluent_kafka import KafkaException, Producer
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.dlq.chunk import Record
+from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
+
+#: Seconds a replay transaction may stay open, and a transactional call may take.
+TXN_TIMEOUT_S = 30.0
+
+
+def transactional_id(namespace: str, group: str) -> str:
+    """The one transactional id of every replay of ``group`` in ``namespace``."""
+    return f"rmqcompat-dlq-replay.{namespace}.{group}"
+
+
+def replay_producer(config: ClientConfig, group: str) -> Producer:
+    """The transactional producer of a replay of ``group`` (no I/O until used). It has no
+    delivery callback: a commit succeeds only if every record of its transaction was
+    written, so the commit is the acknowledgement."""
+    settings = config.librdkafka(
+        "producer",
+        **{
+            "transactional.id": transactional_id(config.namespace, group),
+            "enable.idempotence": True,
+            "transaction.timeout.ms": int(TXN_TIMEOUT_S * 1000),
+        },
+    )
+    return Producer(settings)
+
+
+def fence(producer: Producer) -> None:
+    """Fence every older replay of the group (its open transaction is aborted)."""
+    # connected first: librdkafka looks for the transaction coordinator again only after
+    # 500 ms when it asked before any broker connection was up (measured: 0.5 s vs 6 ms)
+    producer.list_topics(timeout=REQUEST_TIMEOUT_S)
+    producer.init_transactions(TXN_TIMEOUT_S)
+
+
+def produce_all(producer: Producer, records: list[Record]) -> None:
+    """Hand ``records`` to librdkafka, in order, waiting while its queue is full."""
+    produce = producer.produce
+    for topic, value, key, headers in records:
+        while True:
+            try:
+                # the stub's header list is invariant
+                produce(topic, value, key, headers=headers)  # type: ignore[arg-type]
+                break
+            except BufferError:  # local queue full: let librdkafka send, then again
+                producer.poll(0.1)
+
+
+def abort_quietly(producer: Any) -> None:
+    try:
+        producer.abort_transaction(TXN_TIMEOUT_S)
+    except KafkaException:
+        pass  # fenced or fatal: the broker aborts it when the transaction times out
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for a replay: it allocates about ten
+    containers per dead letter, none of them in a reference cycle, and with tens of
+    thousands of dead letters in memory every full collection walks them all (measured
+    with 50,000: the replay's build step took 18.6 us of CPU per message with the
+    collector running, 9.8 without). A collector the caller paused stays paused."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

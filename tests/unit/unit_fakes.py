@@ -1,0 +1,52 @@
+"""Fakes shared by unit tests: a trace sink that keeps events, and dead letters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rmqcompat import properties as props
+from rmqcompat.dlq.model import DeadLetter
+from rmqcompat.trace import TraceRecord, TraceStats
+
+
+@dataclass
+class ListSink:
+    """A trace sink that keeps events in a list (no Kafka involved: the events are the
+    subject)."""
+
+    events: list[TraceRecord] = field(default_factory=list)
+    enabled: bool = True
+
+    def emit(self, event: TraceRecord) -> None:
+        self.events.append(event)
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def stats(self) -> TraceStats:
+        return TraceStats(written=len(self.events))
+
+
+def dead_letters(count: int, *, origin: bool = False) -> list[DeadLetter]:
+    """``count`` dead letters of group G (ids ``M<offset>``, retry topic Orders; with
+    ``origin``, origin ids ``O<offset>``)."""
+    return [
+        DeadLetter(
+            "G",
+            "ns.rmq.dlq.G",
+            0,
+            offset,
+            1000,
+            b"b%d" % offset,
+            None,
+            (
+                (props.UNIQ_KEY, b"M%d" % offset),
+                *([(props.ORIGIN_MESSAGE_ID, b"O%d" % offset)] if origin else []),
+                (props.RETRY_TOPIC, b"Orders"),
+            ),
+        )
+        for offset in range(count)
+    ]
