@@ -4,7 +4,7 @@ Both sides read the same pre-filled topic (4 partitions, ``--messages`` records 
 ``--size`` bytes, rmqcompat headers UNIQ_KEY and TAGS on every record), each with a fresh
 group from the first offset, alternating, ``--runs`` times. Each figure is messages / time
 from the first message handled to the last; the script prints every run, the medians
-and the SDK/raw ratio of the medians (issue 3 target: >= 0.7).
+and the SDK/raw ratio of the medians (issue 11 targets: >= 0.7 at batch 1, >= 0.9 at 32).
 
 What each side does per message, at minimum what a real at-least-once app does:
 
@@ -169,8 +169,10 @@ def main() -> None:
             print(f"run {run + 1}: " + "  ".join(figures), flush=True)
         if raws and sdks:
             r, s = statistics.median(raws), statistics.median(sdks)
+            target = 0.7 if args.batch == 1 else 0.9
             print(
-                f"median: raw {r:,.0f} msg/s  sdk {s:,.0f} msg/s  ratio {s / r:.2f} (target >= 0.7)"
+                f"median: raw {r:,.0f} msg/s  sdk {s:,.0f} msg/s  ratio {s / r:.2f}"
+                f" (target >= {target})"
             )
 
 

@@ -4,7 +4,8 @@ Input: rows of :func:`rmqcompat.spark.decode.decode_traces` passed once through
 :func:`normalize` (the caller caches that). Per consumer group and
 logical topic, every produced message gets one outcome (:func:`message_outcomes`), and
 :func:`group_figures` counts them; :func:`lateness`, :func:`ladder_conformance` and
-:func:`flow` give the timing figures. Nothing here does I/O or collects to the driver.
+:func:`flow` give the timing figures; :func:`report_rows` joins what the report needs
+into one frame. Nothing here does I/O or collects to the driver.
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def _per_message(events: DataFrame) -> DataFrame:
         .agg(
             F.min(F.when(consume & (F.col("status") == "SUCCESS"), rt)).alias("success_rt"),
             F.count(F.when(consume, 1)).alias("deliveries"),
-            F.count_distinct(F.when(consume, rt)).alias("distinct_deliveries"),
+            # a set, not count_distinct: Spark plans that as a second aggregation
+            F.size(F.collect_set(F.when(consume, rt))).alias("distinct_deliveries"),
             F.max(F.when(consume, rt)).alias("max_consume_rt"),
             F.max(F.when(_is("FORWARD"), rt)).alias("max_forward_rt"),
             F.max(F.when(_is("SEND_BACK"), rt)).alias("last_send_back_rt"),
@@ -180,12 +182,28 @@ def _count(condition: Column, name: str) -> Column:
     return F.count(F.when(condition, 1)).alias(name)
 
 
+#: The counts :func:`group_figures` gives per group and topic.
+FIGURES = (
+    "produced",
+    "succeeded_first_time",
+    "dead_lettered",
+    "discarded",
+    "replayed",
+    "parked",
+    "lost",
+    "duplicate_deliveries",
+    "filtered",
+    "pending",
+)
+
+
 def group_figures(outcomes: DataFrame) -> DataFrame:
-    """Per (group, topic): the counts of the report (``retried`` histogram excluded,
-    see :func:`retry_histogram`)."""
+    """Per (group, topic): the counts of :data:`FIGURES` and ``retried``, a map from
+    retries (>= 1) to the messages that succeeded after that many. One aggregation: counts
+    per (group, topic, ``success_rt``) first, then summed per (group, topic)."""
     produced = F.col("produced")
     outcome = F.col("outcome")
-    return outcomes.groupBy(*_KEY).agg(
+    per_retries = outcomes.groupBy(*_KEY, "success_rt").agg(
         _count(produced, "produced"),
         _count(F.col("success_rt") == 0, "succeeded_first_time"),
         _count(outcome == "dead_lettered", "dead_lettered"),
@@ -193,69 +211,71 @@ def group_figures(outcomes: DataFrame) -> DataFrame:
         _count(F.col("replayed"), "replayed"),
         _count(outcome == "parked", "parked"),
         _count(produced & (outcome == "lost"), "lost"),
+        F.sum("duplicate_deliveries").alias("duplicate_deliveries"),
         _count(outcome == "filtered", "filtered"),
         _count(outcome == "pending", "pending"),
-        F.sum("duplicate_deliveries").alias("duplicate_deliveries"),
+        F.count("*").alias("messages"),
+    )
+    bar = F.struct(F.col("success_rt").alias("retries"), F.col("messages"))
+    return per_retries.groupBy(*_KEY).agg(
+        *[F.sum(name).alias(name) for name in FIGURES],
+        # collect_list skips the nulls of the rows with fewer than one retry
+        F.map_from_entries(F.collect_list(F.when(F.col("success_rt") >= 1, bar))).alias("retried"),
     )
 
 
-def retry_histogram(outcomes: DataFrame) -> DataFrame:
-    """Per (group, topic, retries >= 1): messages that succeeded after that many retries."""
-    return (
-        outcomes.where(F.col("success_rt") >= 1)
-        .groupBy(*_KEY, F.col("success_rt").alias("retries"))
-        .agg(F.count("*").alias("messages"))
-    )
+def _late_ms(events: DataFrame) -> DataFrame:
+    forwards = events.where(_is("FORWARD") & F.col("due_ms").isNotNull())
+    return forwards.select(*_KEY, (F.col("timestamp_ms") - F.col("due_ms")).alias("late_ms"))
 
 
 def lateness(events: DataFrame) -> DataFrame:
     """Per (group, topic): forwarder lateness (delivery time - due time, ms) p50, p99, max;
     ``group`` is null for scheduled messages (no consumer group involved)."""
-    late = (F.col("timestamp_ms") - F.col("due_ms")).alias("late_ms")
-    forwards = events.where(_is("FORWARD") & F.col("due_ms").isNotNull())
     quantiles = F.percentile_approx("late_ms", [0.5, 0.99], 10_000)
     return (
-        forwards.select(*_KEY, late)
+        _late_ms(events)
         .groupBy(*_KEY)
         .agg(quantiles.alias("q"), F.max("late_ms").alias("max"), F.count("*").alias("forwards"))
         .select(*_KEY, F.col("q")[0].alias("p50"), F.col("q")[1].alias("p99"), "max", "forwards")
     )
 
 
-def lateness_values(events: DataFrame) -> DataFrame:
-    """Every forward's lateness in ms (``group``, ``topic``, ``late_ms``), for charts."""
-    forwards = events.where(_is("FORWARD") & F.col("due_ms").isNotNull())
-    return forwards.select(*_KEY, (F.col("timestamp_ms") - F.col("due_ms")).alias("late_ms"))
+def lateness_counts(events: DataFrame) -> DataFrame:
+    """Forwards per lateness value (``late_ms``, ``forwards``) over all of ``events``:
+    the lateness chart's distribution, as small as the number of distinct values."""
+    return _late_ms(events).groupBy("late_ms").agg(F.count("*").alias("forwards"))
 
 
 def ladder_conformance(events: DataFrame, policy: AuditPolicy) -> DataFrame:
     """One row per judged retry: a send-back (after delivery k failed) and the first
     delivery k+1 that followed; ``interval_ms``, ``expected_ms`` (ladder delay of level
-    3 + k) and ``violation``. Retries still parked are not judged yet."""
-    sends = (
-        events.where(_is("SEND_BACK"))
-        .groupBy(*_MSG, "reconsume_times")
-        .agg(F.max("timestamp_ms").alias("sent_ms"))
-    )
-    deliveries = (
-        events.where(_is("CONSUME"))
-        .groupBy(*_MSG, (F.col("reconsume_times") - 1).alias("reconsume_times"))
-        .agg(F.min("timestamp_ms").alias("next_ms"))
+    3 + k) and ``violation``. Retries still parked are not judged yet.
+
+    One aggregation keyed by (message, k): send-backs at reconsume count k and
+    deliveries at k + 1 fall into the same group (null keys pair with nothing)."""
+    send_back, consume = _is("SEND_BACK"), _is("CONSUME")
+    k = F.when(send_back, F.col("reconsume_times")).otherwise(F.col("reconsume_times") - 1)
+    keyed = F.col("group").isNotNull() & F.col("topic").isNotNull() & F.col("msg_id").isNotNull()
+    pairs = (
+        events.where((send_back | consume) & keyed & k.isNotNull())
+        .groupBy(*_MSG, k.alias("reconsume_times"))
+        .agg(
+            F.max(F.when(send_back, F.col("timestamp_ms"))).alias("sent_ms"),
+            F.min(F.when(consume, F.col("timestamp_ms"))).alias("next_ms"),
+        )
+        .where(F.col("sent_ms").isNotNull() & F.col("next_ms").isNotNull())
     )
     delays = F.array(*[F.lit(ms) for ms in policy.expected_delays_ms()])
     index = F.least(F.col("reconsume_times") + 1, F.lit(policy.levels.max_level))
     interval = F.col("next_ms") - F.col("sent_ms")
     expected = F.element_at(delays, index)
-    return (
-        sends.join(deliveries, [*_MSG, "reconsume_times"])
-        .select(
-            *_MSG, "reconsume_times", interval.alias("interval_ms"), expected.alias("expected_ms")
-        )
-        .withColumn(
-            "violation",
-            (F.col("interval_ms") < F.col("expected_ms") - policy.early_ms)
-            | (F.col("interval_ms") > F.col("expected_ms") + policy.late_ms),
-        )
+    return pairs.select(
+        *_MSG, "reconsume_times", interval.alias("interval_ms"), expected.alias("expected_ms")
+    ).withColumn(
+        "violation",
+        (F.col("interval_ms") < F.col("expected_ms") - policy.early_ms)
+        | (F.col("interval_ms") > F.col("expected_ms") + policy.late_ms),
     )
 
 
@@ -263,6 +283,17 @@ def ladder_violations(conformance: DataFrame) -> DataFrame:
     """Per (group, topic): judged retries and violations of :func:`ladder_conformance`."""
     return conformance.groupBy(*_KEY).agg(
         F.count("*").alias("retries_judged"), _count(F.col("violation"), "ladder_violations")
+    )
+
+
+def report_rows(outcomes: DataFrame, events: DataFrame, policy: AuditPolicy) -> DataFrame:
+    """One row per (group, topic) of ``outcomes``: :func:`group_figures`, with
+    :func:`lateness` and :func:`ladder_violations` of ``events`` joined on (null where
+    the pair had no forward / no judged retry); one query for the whole report."""
+    return (
+        group_figures(outcomes)
+        .join(lateness(events), _KEY, "left")
+        .join(ladder_violations(ladder_conformance(events, policy)), _KEY, "left")
     )
 
 

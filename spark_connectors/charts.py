@@ -46,27 +46,39 @@ def retry_chart(report: Mapping[str, Any], path: Path) -> None:
     _save(fig, path)
 
 
-def lateness_chart(late_ms: Sequence[int], summary: Mapping[str, Any], path: Path) -> None:
-    """Histogram of forwarder lateness (delivery - due time) with p50, p99 and max marked."""
+def lateness_chart(counts: Sequence[tuple[int, int]], path: Path) -> None:
+    """Histogram of forwarder lateness (delivery - due time) with p50, p99 and max marked;
+    ``counts``: (lateness in ms, forwards with that lateness)."""
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    if late_ms:
-        ax.hist(late_ms, bins=min(60, max(10, len(set(late_ms)))), color="tab:blue")
+    values = [value for value, _ in counts]
+    forwards = sum(n for _, n in counts)
+    if counts:
+        weights = [n for _, n in counts]
+        ax.hist(values, bins=min(60, max(10, len(set(values)))), weights=weights, color="tab:blue")
         for name, style in (("p50", "--"), ("p99", "-."), ("max", ":")):
-            if summary.get(name) is not None:
-                ax.axvline(
-                    summary[name],
-                    color="tab:red",
-                    linestyle=style,
-                    label=f"{name} {summary[name]} ms",
-                )
+            mark = _quantile(counts, name)
+            ax.axvline(mark, color="tab:red", linestyle=style, label=f"{name} {mark} ms")
         ax.legend(fontsize=8)
     else:
         ax.text(0.5, 0.5, "no forwarded messages", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("lateness (ms): forwarded at - due at")
     ax.set_ylabel("forwards")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(f"Forwarder lateness ({len(late_ms)} forwards)")
+    ax.set_title(f"Forwarder lateness ({forwards} forwards)")
     _save(fig, path)
+
+
+def _quantile(counts: Sequence[tuple[int, int]], name: str) -> int:
+    """``p50``, ``p99`` or ``max`` of the values counted in ``counts`` (nearest rank)."""
+    ordered = sorted(counts)
+    total = sum(n for _, n in ordered)
+    rank = total - 1 if name == "max" else min(total - 1, int(float(name[1:]) / 100 * total))
+    seen = 0
+    for value, n in ordered:
+        seen += n
+        if seen > rank:
+            return value
+    raise ValueError("no values")
 
 
 def _bins(flow: Sequence[tuple[int, str, int]], bucket_ms: int) -> tuple[int, int, int]:

@@ -38,7 +38,8 @@ class AuditJob:
         group / topic: report only this group / logical topic (None: all).
         since_ms / until_ms: only events in ``[since_ms, until_ms)`` (None: unbounded).
         flow_bucket_ms: width of the flow chart's time buckets.
-        min_partitions: Spark tasks reading the trace topic (it has one partition).
+        min_partitions: Spark tasks reading (and decoding) the trace topic, which has
+            one partition (None: Spark's default parallelism, every core decodes).
         lag: query committed offsets for the ``lag`` figure.
     """
 
@@ -63,7 +64,7 @@ def trace_rows(spark: SparkSession, job: AuditJob, *, stream: bool = False) -> D
         job.client.namespace,
         stream=stream,
         kafka=job.spark_kafka,
-        min_partitions=job.min_partitions,
+        min_partitions=job.min_partitions or spark.sparkContext.defaultParallelism,
     ).load()
 
 
@@ -85,7 +86,11 @@ def _select(frame: DataFrame, job: AuditJob) -> DataFrame:
 
 def run(events: DataFrame, job: AuditJob, out: Path) -> dict[str, Any]:
     """Audit decoded ``events`` and write ``report.json``, ``outcomes/`` (Parquet, one row
-    per message and group) and the PNG charts into ``out``; return the report."""
+    per message and group) and the PNG charts into ``out``; return the report.
+
+    Spark work: the events are decoded once (cached by the first query, which counts
+    the unreadable ones); then one query writes the outcomes, one collects the report's
+    rows (from the written outcomes) and two collect the charts' small aggregates."""
     out.mkdir(parents=True, exist_ok=True)
     decoded = _window(events, job).cache()  # decoding is the expensive part: once
     try:
@@ -97,13 +102,14 @@ def run(events: DataFrame, job: AuditJob, out: Path) -> dict[str, Any]:
 
 def _run(events: DataFrame, unreadable: int, job: AuditJob, out: Path) -> dict[str, Any]:
     policy = job.policy
-    outcomes = _select(audit.message_outcomes(events, policy), job).cache()
-    outcomes.write.mode("overwrite").parquet(str(out / "outcomes"))
-    figures = audit.group_figures(outcomes)
-    lateness = _select(audit.lateness(events), job)
-    violations = audit.ladder_violations(_select(audit.ladder_conformance(events, policy), job))
-    pairs = [(row["group"], row["topic"]) for row in figures.select("group", "topic").collect()]
-    lag = consumer_lag(job.client, [(g, t) for g, t in pairs if g and t]) if job.lag else {}
+    outcomes_dir = out / "outcomes"
+    computed = _select(audit.message_outcomes(events, policy), job)
+    computed.write.mode("overwrite").parquet(str(outcomes_dir))
+    # read back (small) rather than computed again; the schema given: no files if empty
+    outcomes = events.sparkSession.read.schema(computed.schema).parquet(str(outcomes_dir))
+    rows = [row.asDict() for row in audit.report_rows(outcomes, events, policy).collect()]
+    pairs = [(row["group"], row["topic"]) for row in rows if row["group"] and row["topic"]]
+    lag = consumer_lag(job.client, pairs) if job.lag else {}
     meta = {
         "namespace": job.client.namespace,
         "now_ms": policy.now_ms,
@@ -111,29 +117,19 @@ def _run(events: DataFrame, unreadable: int, job: AuditJob, out: Path) -> dict[s
         "trace_schema_fingerprint": FINGERPRINT.hex(),
         "trace_records_unreadable": unreadable,
     }
-    report = build_report(figures, audit.retry_histogram(outcomes), lateness, violations, lag, meta)
-    outcomes.unpersist()
+    report = build_report(rows, lag, meta)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     _charts(events, job, report, out)
     return report
 
 
 def _charts(events: DataFrame, job: AuditJob, report: dict[str, Any], out: Path) -> None:
-    late = [row["late_ms"] for row in _select(audit.lateness_values(events), job).collect()]
+    late = audit.lateness_counts(_select(events, job)).collect()
     flow = audit.flow(_select(events, job) if job.topic else events, job.flow_bucket_ms)
     points = [(row["bucket_ms"], row["event"], row["events"]) for row in flow.collect()]
     charts.retry_chart(report, out / "retries.png")
-    charts.lateness_chart(late, _quantiles(late), out / "lateness.png")
+    charts.lateness_chart([(row["late_ms"], row["forwards"]) for row in late], out / "lateness.png")
     charts.flow_chart(points, job.flow_bucket_ms, out / "flow.png")
-
-
-def _quantiles(values: list[int]) -> dict[str, int | None]:
-    """p50, p99 and max of ``values`` (nearest rank), for the chart's markers."""
-    if not values:
-        return {"p50": None, "p99": None, "max": None}
-    ordered = sorted(values)
-    rank = {q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] for q in (0.5, 0.99)}
-    return {"p50": rank[0.5], "p99": rank[0.99], "max": ordered[-1]}
 
 
 def run_batch(spark: SparkSession, job: AuditJob, out: Path) -> dict[str, Any]:

@@ -2,60 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pyspark.sql import DataFrame
-
-_COUNTS = (
-    "produced",
-    "succeeded_first_time",
-    "dead_lettered",
-    "discarded",
-    "replayed",
-    "parked",
-    "lost",
-    "duplicate_deliveries",
-    "filtered",
-    "pending",
-)
-
-
-def _by_key(frame: DataFrame) -> dict[tuple[str | None, str | None], dict[str, Any]]:
-    return {(row["group"], row["topic"]): row.asDict() for row in frame.collect()}
+from rmqcompat.spark.audit import FIGURES
 
 
 def build_report(
-    figures: DataFrame,
-    histogram: DataFrame,
-    lateness: DataFrame,
-    violations: DataFrame,
+    rows: Iterable[Mapping[str, Any]],
     lag: Mapping[tuple[str, str], int],
     meta: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The ``report.json`` object: ``meta`` fields plus ``groups``, one entry per group
-    and topic (the frames come from :mod:`rmqcompat.spark.audit`)."""
-    late = _by_key(lateness)
-    ladder = _by_key(violations)
-    retried: dict[tuple[str | None, str | None], dict[str, int]] = {}
-    for bar in histogram.collect():
-        retried.setdefault((bar["group"], bar["topic"]), {})[str(bar["retries"])] = bar["messages"]
+    and topic, from the collected rows of :func:`rmqcompat.spark.audit.report_rows`."""
     groups = []
-    for key, row in sorted(
-        _by_key(figures).items(), key=lambda item: (str(item[0][0]), str(item[0][1]))
-    ):
+    for row in sorted(rows, key=lambda row: (str(row["group"]), str(row["topic"]))):
+        key = (row["group"], row["topic"])
         entry: dict[str, Any] = {"group": key[0], "topic": key[1]}
-        entry.update({name: int(row[name] or 0) for name in _COUNTS})
-        entry["retried_histogram"] = dict(
-            sorted(retried.get(key, {}).items(), key=lambda kv: int(kv[0]))
-        )
-        timing = late.get(key, {})
-        entry["lateness_ms"] = {name: timing.get(name) for name in ("p50", "p99", "max")}
-        entry["forwards"] = timing.get("forwards", 0)
-        judged = ladder.get(key, {})
-        entry["ladder_violations"] = judged.get("ladder_violations", 0)
-        entry["retries_judged"] = judged.get("retries_judged", 0)
-        entry["lag"] = lag.get((key[0], key[1])) if key[0] and key[1] else None
+        entry.update({name: int(row[name] or 0) for name in FIGURES})
+        entry["retried_histogram"] = {
+            str(retries): messages for retries, messages in sorted((row["retried"] or {}).items())
+        }
+        entry["lateness_ms"] = {name: row[name] for name in ("p50", "p99", "max")}
+        entry["forwards"] = row["forwards"] or 0
+        entry["ladder_violations"] = row["ladder_violations"] or 0
+        entry["retries_judged"] = row["retries_judged"] or 0
+        entry["lag"] = lag.get(key) if key[0] and key[1] else None
         groups.append(entry)
     return {**meta, "groups": groups}
 

@@ -9,6 +9,7 @@ an Ivy cache (``<rmqcompat cache>/ivy``), or taken from a directory of resolved 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,8 +39,11 @@ def session_config(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
-        # the audit's joins are small; Spark's default of 200 tasks each costs more than it does
-        "spark.sql.shuffle.partitions": "4",
+        # the audit's aggregates are small; Spark's default of 200 tasks each costs more
+        # than it does
+        "spark.sql.shuffle.partitions": str(_local_cores(master) or 4),
+        # trace records decoded per Python call (Spark's default: 10,000)
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "50000",
     }
     if master.startswith("local"):
         # workers without the working directory first on their path, where a source
@@ -52,6 +56,18 @@ def session_config(
         config["spark.jars"] = ",".join(str(jar) for jar in _connector_jars(jars_dir))
     config.update(extra or {})
     return config
+
+
+def _local_cores(master: str) -> int | None:
+    """The worker threads of a ``local``, ``local[N]`` or ``local[*]`` master (None for
+    any other master: a cluster sizes its own shuffles)."""
+    match = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\s*\d+)?\])?", master)
+    if match is None:
+        return None
+    threads = match.group(1)
+    if threads is None:  # "local": one thread
+        return 1
+    return os.cpu_count() or 1 if threads == "*" else int(threads)
 
 
 def _connector_jars(jars_dir: Path) -> list[Path]:

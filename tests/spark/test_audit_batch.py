@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,8 @@ pytestmark = pytest.mark.integration
 def audited(
     spark: SparkSession, kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[dict[str, Any], Path]:
-    namespace = "audit" + Path(tmp_path_factory.mktemp("ns")).name[-6:].replace("-", "")
+    # unique per session too: a shared broker keeps the trace topics of earlier sessions
+    namespace = f"audit{uuid.uuid4().hex[:10]}"
     client = ClientConfig(kafka_bootstrap, namespace)
     write_events(client, Scenario(namespace).build().events, garbage=[b"not a trace record"])
     seed_topic_offsets(client)
