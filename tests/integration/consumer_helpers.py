@@ -130,20 +130,31 @@ def _end_offset(consumer: Consumer, tp: TopicPartition, timeout: float = 10.0) -
 def trace_events(
     bootstrap: str, namespace: str, enough: Callable[[list[dict[str, Any]]], bool]
 ) -> list[dict[str, Any]]:
-    """The namespace's trace events, in the order read, polled until ``enough(events)``
-    (``WAIT_S`` at most)."""
+    """The namespace's trace events, read from the start of every partition until
+    ``enough(events)`` (30 s at most). Assigned, not subscribed: no group to join."""
     physical = to_kafka_topic(TRACE_TOPIC, namespace)
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "trace-check", "auto.offset.reset": "earliest"}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "trace-check",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 10,
+        }
     )
-    consumer.subscribe([physical])
     events: list[dict[str, Any]] = []
-    deadline = time.monotonic() + WAIT_S
+    deadline = time.monotonic() + 30
     try:
+        parts: list[int] = []
+        while not parts and time.monotonic() < deadline:  # the sink may still create it
+            topic = consumer.list_topics(physical, timeout=10).topics.get(physical)
+            parts = list(topic.partitions) if topic is not None and topic.error is None else []
+            if not parts:
+                time.sleep(0.2)
+        consumer.assign([TopicPartition(physical, p, -2) for p in parts])
         while time.monotonic() < deadline and not enough(events):
-            record = consumer.poll(0.5)
-            if record is not None and record.error() is None:
-                events.append(decode_trace(record.value() or b""))
+            for record in consumer.consume(100, 0.2):
+                if record.error() is None:
+                    events.append(decode_trace(record.value() or b""))
         return events
     finally:
         consumer.close()
