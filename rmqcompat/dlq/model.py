@@ -45,10 +45,15 @@ class _memo(Generic[_T]):  # used like the decorator it replaces
         return value
 
 
+def _lenient(value: bytes | None) -> str:
+    """A header value as text: undecodable bytes replaced, a null value empty."""
+    return (value or b"").decode("utf-8", "replace")
+
+
 def lenient_properties(headers: RawHeaders) -> dict[str, str]:
     """Headers as properties; undecodable bytes replaced, later repeats of a name ignored
     (built from the last header to the first, so the first of a name is written last)."""
-    return {name: (value or b"").decode("utf-8", "replace") for name, value in reversed(headers)}
+    return {name: _lenient(value) for name, value in reversed(headers)}
 
 
 @dataclass(frozen=True)
@@ -92,8 +97,7 @@ class DeadLetter:
 
     def _text(self, name: str) -> str:
         """``properties.get(name, "")``, decoding only that header."""
-        value = self.first_values.get(name)
-        return "" if value is None else value.decode("utf-8", "replace")
+        return _lenient(self.first_values.get(name))
 
     @_memo
     def dlq_id(self) -> str:
