@@ -73,11 +73,11 @@ class ProcessQueue:
 
     def remove_all(self, offsets: list[int]) -> None:
         """:meth:`remove` for each of ``offsets`` (the settle fast path: one call per batch)."""
-        sizes = self._sizes
+        pop = self._sizes.pop
+        freed = 0
         for offset in offsets:
-            size = sizes.pop(offset, None)
-            if size is not None:
-                self.size_bytes -= size
+            freed += pop(offset, 0)  # unknown: 0 bytes
+        self.size_bytes -= freed
 
     def __contains__(self, offset: int) -> bool:
         return offset in self._sizes

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus
 
+_SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
 
 @dataclass(frozen=True)
 class BatchOutcome:
@@ -28,23 +30,22 @@ def effective_ack_index(status: ConsumeConcurrentlyStatus, ack_index: int, size:
 
 
 def all_succeeded(
-    status: ConsumeConcurrentlyStatus, ack_index: int, size: int, failed_indexes: Iterable[int]
+    status: ConsumeConcurrentlyStatus,
+    ack_index: int,
+    size: int,
+    failed_indexes: Iterable[int] | None,
 ) -> bool:
     """True only if :func:`split_batch` fails nothing: the settle fast path asks this
     without building the split (it runs once per batch). Conservative: with any
     ``failed_indexes`` it says False and leaves the decision to :func:`split_batch`."""
-    return (
-        status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
-        and ack_index >= size - 1
-        and not failed_indexes
-    )
+    return status is _SUCCESS and ack_index >= size - 1 and not failed_indexes
 
 
 def split_batch(
     status: ConsumeConcurrentlyStatus,
     ack_index: int,
     size: int,
-    failed_indexes: Iterable[int] = (),
+    failed_indexes: Iterable[int] | None = (),
 ) -> BatchOutcome:
     """Split a batch of ``size`` messages into succeeded and failed indexes.
 

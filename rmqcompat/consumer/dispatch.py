@@ -23,6 +23,8 @@ from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import CONSUME_START_TIME
 
 _ANY = 2**62  # wake on any finished batch, whatever the backlog
+#: How long (monotonic seconds) a CONSUME_START_TIME text is reused for later calls.
+_STAMP_REUSE_S = 0.001
 
 
 class ConsumeBatch:
@@ -92,7 +94,7 @@ class WorkerPool:
         self._listener = listener
         self._clock = clock
         self._now_ms = now_ms
-        self._stamp = (-1, "")  # the last CONSUME_START_TIME text: calls share a millisecond
+        self._stamp = (-1.0, "")  # the last CONSUME_START_TIME text and until when it holds
         self._group = group
         self._work: deque[ConsumeBatch] = deque()
         self._wakeups = Wakeups(threads)
@@ -131,11 +133,13 @@ class WorkerPool:
         batch.context = context = ConsumeConcurrentlyContext(batch.queue)
         if batch.pq.dropped or batch.expired:
             return
-        batch.started_at = self._clock()
-        now_ms = self._now_ms()  # RocketMQ sets it on every message before the call
-        stamp = self._stamp  # one (ms, text) tuple: read and replaced whole by any worker
-        if stamp[0] != now_ms:
-            stamp = self._stamp = (now_ms, str(now_ms))
+        batch.started_at = started = self._clock()
+        # RocketMQ stamps every message with the wall clock before the call; the text is
+        # reused for calls starting within _STAMP_REUSE_S of its reading (so it is at most
+        # 1 ms behind): reading the wall clock costs more than the rest of the stamping
+        stamp = self._stamp  # one (reuse-until, text) tuple: read and replaced whole
+        if started >= stamp[0]:
+            stamp = self._stamp = (started + _STAMP_REUSE_S, str(self._now_ms()))
         start = stamp[1]
         for msg in batch.messages:
             msg.properties[CONSUME_START_TIME] = start

@@ -10,7 +10,7 @@ import abc
 import enum
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rmqcompat.message import MessageExt, MessageQueue
@@ -43,7 +43,6 @@ class ConsumeFromWhere(enum.Enum):
     CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"
 
 
-@dataclass
 class ConsumeConcurrentlyContext:
     """What a concurrent listener may read and set for the batch it is given.
 
@@ -57,19 +56,51 @@ class ConsumeConcurrentlyContext:
             fail, whatever the status; when it is non-empty and the status is
             RECONSUME_LATER, *only* these indexes fail instead of the whole batch.
             Left empty, RocketMQ's rules apply unchanged.
+        marked: ``failed_indexes`` once anybody asked for it, else None: settlement reads
+            this, so a context whose listener never marks anything never builds a set
+            (one context per listener call, built on the hot path).
     """
 
-    message_queue: MessageQueue
-    ack_index: int = MAX_INT
-    delay_level_when_next_consume: int = 0
-    failed_indexes: set[int] = field(default_factory=set)
+    __slots__ = ("ack_index", "delay_level_when_next_consume", "marked", "message_queue")
+
+    def __init__(
+        self,
+        message_queue: MessageQueue,
+        ack_index: int = MAX_INT,
+        delay_level_when_next_consume: int = 0,
+        failed_indexes: set[int] | None = None,
+    ) -> None:
+        self.message_queue = message_queue
+        self.ack_index = ack_index
+        self.delay_level_when_next_consume = delay_level_when_next_consume
+        self.marked = failed_indexes
+
+    @property
+    def failed_indexes(self) -> set[int]:
+        marked = self.marked
+        if marked is None:
+            marked = self.marked = set()
+        return marked
+
+    @failed_indexes.setter
+    def failed_indexes(self, indexes: set[int]) -> None:
+        self.marked = indexes
 
     def fail(self, index: int) -> None:
         """Mark the message at ``index`` of the batch as failed (see ``failed_indexes``)."""
         self.failed_indexes.add(index)
 
+    def __repr__(self) -> str:
+        return (
+            f"ConsumeConcurrentlyContext(message_queue={self.message_queue!r}, "
+            f"ack_index={self.ack_index}, delay_level_when_next_consume="
+            f"{self.delay_level_when_next_consume}, failed_indexes={self.marked or set()})"
+        )
+
 
 Status = ConsumeConcurrentlyStatus
+_SUCCESS = Status.CONSUME_SUCCESS
+_SUCCEEDED = (_SUCCESS, False)
 ListenerFn = Callable[[list[MessageExt], ConsumeConcurrentlyContext], Any]
 
 
@@ -149,6 +180,8 @@ def invoke(
     """
     try:
         status = fn(msgs, context)
+        if status is _SUCCESS:  # the common answer: a shared result, nothing allocated
+            return _SUCCEEDED
     except Exception:
         _log.exception(
             "listener raised; RECONSUME_LATER (group=%s, topic=%s, partition=%s, msg_ids=%s)",

@@ -115,7 +115,7 @@ class Settlement:
             if status is None or context is None or state is None:
                 continue  # the partition was revoked: its new owner consumes these again
             msgs = batch.messages
-            if all_succeeded(status, context.ack_index, len(msgs), context.failed_indexes):
+            if all_succeeded(status, context.ack_index, len(msgs), context.marked):
                 if tracing:
                     self._trace(batch, ())
                 for msg in msgs:
@@ -148,7 +148,7 @@ class Settlement:
         context: ConsumeConcurrentlyContext,
     ) -> None:
         msgs = batch.messages
-        outcome = split_batch(status, context.ack_index, len(msgs), context.failed_indexes)
+        outcome = split_batch(status, context.ack_index, len(msgs), context.marked)
         if self._tracer.enabled:
             self._trace(batch, outcome.failed)
         state.consume_ok += len(outcome.ok)  # RocketMQ: ok = ackIndex + 1
