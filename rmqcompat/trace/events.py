@@ -26,16 +26,21 @@ def default_client_id(name: str) -> str:
     return f"{socket.gethostname()}@{os.getpid()}@{name}"
 
 
+_ORIGIN_MESSAGE_ID, _TAGS, _KEYS = props.ORIGIN_MESSAGE_ID, props.TAGS, props.KEYS
+
+
 def _message_fields(msg: MessageExt) -> TraceRecord:
+    """The fields every event about a received message has (:meth:`Emitter.consume`, run
+    once per consumed message, spells them out in its own literal)."""
     get = msg.properties.get
     return {
         "topic": msg.topic,
         "partition": msg.queue_id,
         "offset": msg.queue_offset,
         "msg_id": msg.msg_id,
-        "origin_msg_id": get(props.ORIGIN_MESSAGE_ID),
-        "tags": get(props.TAGS),
-        "keys": get(props.KEYS),
+        "origin_msg_id": get(_ORIGIN_MESSAGE_ID),
+        "tags": get(_TAGS),
+        "keys": get(_KEYS),
         "reconsume_times": msg.reconsume_times,
         "born_ms": msg.born_timestamp,
     }
@@ -108,23 +113,31 @@ class Emitter:
         Called once per consumed message: every field is set (the encoder reads a
         complete event in one step).
         """
-        fields = _message_fields(msg)
-        fields.update(
-            event="CONSUME",
-            timestamp_ms=self.clock(),
-            client_id=self.client_id,
-            host=self.host,
-            namespace=self.namespace,
-            group=group,
-            physical_topic=physical_topic,
-            status=status,
-            duration_ms=duration_ms,
-            delay_level=None,
-            due_ms=None,
-            target_topic=None,
-            reason=None,
-        )
-        return fields
+        get = msg.properties.get
+        return {  # one literal: a third of the cost of the message fields plus an update
+            "topic": msg.topic,
+            "partition": msg.queue_id,
+            "offset": msg.queue_offset,
+            "msg_id": msg.msg_id,
+            "origin_msg_id": get(_ORIGIN_MESSAGE_ID),
+            "tags": get(_TAGS),
+            "keys": get(_KEYS),
+            "reconsume_times": msg.reconsume_times,
+            "born_ms": msg.born_timestamp,
+            "event": "CONSUME",
+            "timestamp_ms": self.clock(),
+            "client_id": self.client_id,
+            "host": self.host,
+            "namespace": self.namespace,
+            "group": group,
+            "physical_topic": physical_topic,
+            "status": status,
+            "duration_ms": duration_ms,
+            "delay_level": None,
+            "due_ms": None,
+            "target_topic": None,
+            "reason": None,
+        }
 
     def send_back(
         self, msg: MessageExt, group: str, level: int, due_ms: int, target_topic: str
