@@ -18,14 +18,18 @@ after it saw the topic absent for ``topic.metadata.propagation.max.ms`` (30 s by
 default); before that a send to it just times out (retriable). So a topic being created
 is not mistaken for a deleted one.
 
-Per record this is the hot path, so the delivery callback is a ``functools.partial`` of
-one bound method over (lane, source, record, kind), with no per-record object of our own,
-and counts go to a :class:`~rmqcompat.forwarder.metrics.Tally`.
+Per record this is the hot path. The delivery callback is the one per-record object,
+an :class:`InFlight` holding (lane, source, record fields, kind) until its report and
+itself the callable librdkafka calls; a retried record is produced again with the same
+object. It replaced a ``functools.partial`` over (lane, source, record, kind): the
+partial, its argument tuple, the record and the record's ``__dict__`` all lived until
+the report, and the garbage collector walks every object that does (20,000 sends in
+isolation: produce + report 14 us per record, 7 us with the collector off). Counts go
+to a :class:`~rmqcompat.forwarder.metrics.Tally`.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections import deque
 from dataclasses import dataclass
@@ -57,16 +61,48 @@ class Lane:
     label: str
 
 
-_Send = tuple[Lane, KafkaRecord, OutgoingRecord, str]
+class InFlight:
+    """One produce awaiting its delivery report; called by librdkafka with the report.
+
+    ``source`` is the consumed level record it stands for (its offset is finished on
+    success; it is what gets quarantined); ``kind`` is the metrics counter a successful
+    delivery increments: ``forwarded``, ``hops`` or ``quarantined``. The record to
+    produce is kept as its fields, not as the :class:`OutgoingRecord` (an object and its
+    ``__dict__``), so fewer objects per record outlive the young GC generation.
+    """
+
+    __slots__ = ("headers", "key", "kind", "lane", "owner", "partition", "source", "topic", "value")
+
+    def __init__(
+        self,
+        owner: Deliveries,
+        lane: Lane,
+        source: KafkaRecord,
+        record: OutgoingRecord,
+        kind: str,
+    ) -> None:
+        self.owner = owner
+        self.lane = lane
+        self.source = source
+        self.kind = kind
+        self.topic = record.topic
+        self.value = record.value
+        self.key = record.key
+        self.headers = record.headers
+        self.partition = -1 if record.partition is None else record.partition
+
+    def __call__(self, err: KafkaError | None, _msg: Any) -> None:
+        if err is not None:
+            self.owner.failed(self, err)
+            return
+        offset = self.source.offset()
+        if offset is not None:  # always set on a fetched record
+            self.lane.state.remove(offset)
+        self.owner.tally.add(self.kind, self.lane.label)
 
 
 class Deliveries:
-    """Owns the producer; not thread-safe (the poll thread calls everything).
-
-    ``source`` is the consumed level record a produce stands for (its offset is finished
-    on success; it is what gets quarantined). ``kind`` is the metrics counter a
-    successful delivery increments: ``forwarded``, ``hops`` or ``quarantined``.
-    """
+    """Owns the producer; not thread-safe (the poll thread calls everything)."""
 
     def __init__(
         self,
@@ -83,22 +119,24 @@ class Deliveries:
         self._clock = clock
         self._backoff_ms = retry_backoff_ms
         self._namespace = namespace
-        self._retries: deque[tuple[int, _Send]] = deque()
+        self._retries: deque[tuple[int, InFlight]] = deque()
         # Quarantine records decided in a delivery report; produced by serve(), because
         # produce() may have to poll for queue room, which a report callback must not do.
-        self._ready: deque[_Send] = deque()
+        self._ready: deque[InFlight] = deque()
         self.tally = Tally(metrics)
         self.fatal: KafkaError | None = None
 
     def send(self, lane: Lane, source: KafkaRecord, record: OutgoingRecord, kind: str) -> None:
-        callback = functools.partial(self._on_delivery, lane, source, record, kind)
+        """Produce ``record`` for ``source`` (see :class:`InFlight`)."""
+        self._produce(InFlight(self, lane, source, record, kind))
+
+    def _produce(self, send: InFlight) -> None:
         while True:
             try:
                 self._producer.produce(
-                    record.topic, record.value, record.key,
-                    headers=record.headers,  # type: ignore[arg-type]  # stub's list is invariant
-                    partition=-1 if record.partition is None else record.partition,
-                    on_delivery=callback,
+                    send.topic, send.value, send.key,
+                    headers=send.headers,  # type: ignore[arg-type]  # stub's list is invariant
+                    partition=send.partition, on_delivery=send,
                 )  # fmt: skip
                 return
             except BufferError:
@@ -106,38 +144,22 @@ class Deliveries:
                 self._producer.poll(0.1)
             except KafkaException as exc:
                 # Refused before sending (topic known missing, record above message.max.bytes).
-                self._failed((lane, source, record, kind), exc.args[0])
+                self.failed(send, exc.args[0])
                 return
 
-    def _on_delivery(
-        self,
-        lane: Lane,
-        source: KafkaRecord,
-        record: OutgoingRecord,
-        kind: str,
-        err: Any,
-        _msg: Any,
-    ) -> None:
-        if err is not None:
-            self._failed((lane, source, record, kind), err)
-            return
-        offset = source.offset()
-        if offset is not None:  # always set on a fetched record
-            lane.state.remove(offset)
-        self.tally.add(kind, lane.label)
-
-    def _failed(self, send: _Send, err: KafkaError) -> None:
-        lane, source, record, kind = send
+    def failed(self, send: InFlight, err: KafkaError) -> None:
+        """``send`` failed: fatal, quarantine its source (refused for good) or retry it."""
+        lane, source, topic, kind = send.lane, send.source, send.topic, send.kind
         self._metrics.produce_failures.inc()
-        where = f"{lane.key[0]}[{lane.key[1]}]@{source.offset()} -> {record.topic}"
+        where = f"{lane.key[0]}[{lane.key[1]}]@{source.offset()} -> {topic}"
         if err.fatal():
             self.fatal = err
         elif not is_retriable(err) and kind != QUARANTINED:
             log.error("forwarding %s refused for good (%s): quarantining it", where, err)
             self._metrics.undeliverable.labels(lane.label, err.name()).inc()
-            reason = f"{err.name()}: {err.str()} (forwarding to {record.topic})"
+            reason = f"{err.name()}: {err.str()} (forwarding to {topic})"
             quarantine = quarantine_record(source, reason, self._namespace)
-            self._ready.append((lane, source, quarantine, QUARANTINED))
+            self._ready.append(InFlight(self, lane, source, quarantine, QUARANTINED))
             if self._tracer.enabled:
                 hooks.quarantined(self._tracer, source, reason)
             return
@@ -159,9 +181,9 @@ class Deliveries:
         self._ready.clear()
         while self._retries and self._retries[0][0] <= now:
             due.append(self._retries.popleft()[1])
-        for lane, source, record, kind in due:
-            if owned.get(lane.key) is lane.state:
-                self.send(lane, source, record, kind)
+        for send in due:
+            if owned.get(send.lane.key) is send.lane.state:
+                self._produce(send)
         self._producer.poll(0)
 
     def flush(self, timeout_s: float) -> None:
@@ -171,8 +193,8 @@ class Deliveries:
         if self._ready:
             ready = list(self._ready)
             self._ready.clear()
-            for lane, source, record, kind in ready:
-                self.send(lane, source, record, kind)
+            for send in ready:
+                self._produce(send)
             self._producer.flush(timeout_s)
 
     def close(self) -> None:

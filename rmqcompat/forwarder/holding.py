@@ -25,6 +25,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from rmqcompat.errors import ConfigError
+from rmqcompat.properties import Headers
 from rmqcompat.wire import KafkaRecord
 
 #: Records of one partition held before it is paused (size it to rate x delay).
@@ -54,10 +55,11 @@ class HoldLimits:
         return records <= self.max_records // 2 and size <= self.max_bytes // 2
 
 
-def record_size(msg: KafkaRecord) -> int:
-    """Bytes ``msg`` holds that its sender chose: value, key, header names and values."""
+def record_size(msg: KafkaRecord, headers: Headers | None) -> int:
+    """Bytes ``msg`` holds that its sender chose: value, key, header names and values
+    (``headers``: ``msg.headers()``, read once by the caller)."""
     size = len(msg.value() or b"") + len(msg.key() or b"")
-    for name, value in msg.headers() or ():
+    for name, value in headers or ():
         size += len(name) + len(value or b"")
     return size
 
@@ -65,12 +67,16 @@ def record_size(msg: KafkaRecord) -> int:
 class HeldRecords:
     """One partition's records read but not yet forwarded, in read order, and their size.
 
+    Each record is held with its headers: confluent builds a new list of new tuples on
+    every ``headers()`` call (about as costly as the rest of the intake), so they are
+    read once here and handed to the planner with the record.
+
     Not thread-safe: the poll thread owns it.
     """
 
     def __init__(self, limits: HoldLimits) -> None:
         self._limits = limits
-        self._records: deque[tuple[KafkaRecord, int]] = deque()
+        self._records: deque[tuple[KafkaRecord, Headers | None, int]] = deque()
         self.size = 0
 
     def __len__(self) -> int:
@@ -85,13 +91,16 @@ class HeldRecords:
         return self._limits.may_resume(len(self._records), self.size)
 
     def append(self, msg: KafkaRecord) -> None:
-        size = record_size(msg)
-        self._records.append((msg, size))
+        headers = msg.headers()
+        size = record_size(msg, headers)
+        self._records.append((msg, headers, size))
         self.size += size
 
-    def head(self) -> KafkaRecord:
-        return self._records[0][0]
+    def head(self) -> tuple[KafkaRecord, Headers | None]:
+        """The oldest record held and its headers."""
+        msg, headers, _ = self._records[0]
+        return msg, headers
 
     def popleft(self) -> None:
-        _, size = self._records.popleft()
+        _, _, size = self._records.popleft()
         self.size -= size

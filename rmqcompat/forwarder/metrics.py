@@ -12,7 +12,7 @@ import bisect
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import (
@@ -129,9 +129,10 @@ class UnservedLevelTopics(Collector):
 class LatenessHistogram(Collector):
     """``rmqcompat_forwarder_lateness_seconds``: produce time minus due time of forwarded records.
 
-    Observed once per forwarded record on the poll thread; prometheus_client's Histogram
+    Observed for every forwarded record on the poll thread; prometheus_client's Histogram
     costs several locked updates per observation (7% of the forwarder's CPU in a profile),
-    this one a bisect and two additions under one uncontended lock.
+    this one a bisect per observation and one lock per batch (:meth:`observe_all`, called
+    once per drained partition).
     """
 
     name = "rmqcompat_forwarder_lateness_seconds"
@@ -142,11 +143,16 @@ class LatenessHistogram(Collector):
         self._sum = 0.0
         self._lock = threading.Lock()
 
-    def observe(self, seconds: float) -> None:
-        index = bisect.bisect_left(self._bounds, seconds)
+    def observe_all(self, seconds: Sequence[float]) -> None:
+        """Add each of ``seconds`` as one observation."""
+        bounds = self._bounds
+        indexes = [bisect.bisect_left(bounds, value) for value in seconds]
+        total = sum(seconds)
         with self._lock:
-            self._counts[index] += 1
-            self._sum += seconds
+            counts = self._counts
+            for index in indexes:
+                counts[index] += 1
+            self._sum += total
 
     def collect(self) -> Iterator[HistogramMetricFamily]:
         with self._lock:

@@ -29,10 +29,11 @@ from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.errors import ConfigError, InvalidNameError, MalformedHeaderError
 from rmqcompat.forwarder.schedule import corrected_due, is_due
+from rmqcompat.properties import Headers
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic, validate_topic
-from rmqcompat.wire import KafkaRecord, OutgoingRecord
+from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties
 
 #: Distinct real topics remembered; bounded so odd traffic cannot grow memory without end.
 _TOPIC_CACHE_SIZE = 10_000
@@ -74,9 +75,15 @@ class Planner:
 
     def plan(self, record: KafkaRecord, level_delay_ms: int, now_ms: int) -> Plan:
         """Never raises for bad record content: such records get a :class:`Quarantine` plan."""
-        headers = record.headers()
+        return self.plan_read(record, record.headers(), level_delay_ms, now_ms)
+
+    def plan_read(
+        self, record: KafkaRecord, headers: Headers | None, level_delay_ms: int, now_ms: int
+    ) -> Plan:
+        """:meth:`plan` for a record whose ``headers()`` the caller has read already (each
+        call of confluent's builds them anew)."""
         try:
-            properties = props.from_headers(headers)
+            properties = decode_properties(headers)
             due = parking.due_time(
                 properties, append_ms=_append_ms(record), level_delay_ms=level_delay_ms
             )

@@ -25,7 +25,7 @@ from rmqcompat.forwarder.committer import Committer
 from rmqcompat.forwarder.delivery import Deliveries, Key, Lane
 from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics
-from rmqcompat.forwarder.plan import Planner, Quarantine, Wait
+from rmqcompat.forwarder.plan import Forward, Planner, Wait
 from rmqcompat.forwarder.schedule import WakeSchedule
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.process_queue import ProcessQueue
@@ -151,27 +151,33 @@ class ForwardLoop:
         if not held or lane is None:
             return
         delay_ms = self._topics[key[0]].delay_ms
-        send, observe = self._out.send, self._metrics.lateness.observe
+        # Looked up once per drain, not per record (the tracer's switch is fixed at start).
+        send, plan_read, clock = self._out.send, self._planner.plan_read, self._clock
+        tracer = self._tracer
+        tracing = tracer.enabled
+        late: list[float] = []  # lateness of the records forwarded here, observed at the end
         while held and not self.stopping:
-            now = self._clock()
-            msg = held.head()
-            plan = self._planner.plan(msg, delay_ms, now)
-            if isinstance(plan, Wait):
+            now = clock()
+            msg, headers = held.head()
+            plan = plan_read(msg, headers, delay_ms, now)
+            if isinstance(plan, Forward):
+                if plan.hop:
+                    send(lane, msg, plan.record, "hops")
+                else:
+                    late.append(max(0, now - plan.due_ms) / 1000)
+                    send(lane, msg, plan.record, "forwarded")
+                    if tracing:
+                        hooks.forwarded(tracer, msg, plan.properties, plan.due_ms)
+            elif isinstance(plan, Wait):
                 self._wait(key, plan.due_ms, held)
                 break
-            if isinstance(plan, Quarantine):
+            else:
                 log.warning("quarantining %s[%s]@%s: %s", *key, msg.offset(), plan.reason)
                 send(lane, msg, plan.record, "quarantined")
-                if self._tracer.enabled:
-                    hooks.quarantined(self._tracer, msg, plan.reason)
-            elif plan.hop:
-                send(lane, msg, plan.record, "hops")
-            else:
-                observe(max(0, now - plan.due_ms) / 1000)
-                send(lane, msg, plan.record, "forwarded")
-                if self._tracer.enabled:
-                    hooks.forwarded(self._tracer, msg, plan.properties, plan.due_ms)
+                if tracing:
+                    hooks.quarantined(tracer, msg, plan.reason)
             held.popleft()
+        self._metrics.lateness.observe_all(late)
         if key in self._paused and held.may_resume:
             self._resume(key)
 

@@ -83,8 +83,8 @@ def test_forwarder_rejects_bad_caps_before_any_io(kwargs: dict) -> None:
 def test_record_size_counts_value_key_and_headers() -> None:
     headers = [("DUE_TIME", b"1700000000000"), ("empty", None)]
     msg = record(b"x" * 100, b"key", headers)
-    assert record_size(msg) == 100 + 3 + len("DUE_TIME") + 13 + len("empty")
-    assert record_size(record(None)) == 0
+    assert record_size(msg, msg.headers()) == 100 + 3 + len("DUE_TIME") + 13 + len("empty")
+    assert record_size(record(None), None) == 0
 
 
 def test_held_records_track_their_size_and_pause_on_bytes_before_records() -> None:
@@ -103,11 +103,11 @@ def test_held_records_track_their_size_and_pause_on_bytes_before_records() -> No
     assert (len(held), held.size) == (0, 0)
 
 
-def test_held_records_keep_read_order() -> None:
+def test_held_records_keep_read_order_with_the_headers_read_at_intake() -> None:
     held = HeldRecords(LIMITS)
-    first, second = record(b"1"), record(b"2")
+    first, second = record(b"1", headers=[("A", b"1")]), record(b"2")
     held.append(first)
     held.append(second)
-    assert held.head() is first
+    assert held.head() == (first, [("A", b"1")])
     held.popleft()
-    assert held.head() is second
+    assert held.head() == (second, None)

@@ -21,8 +21,7 @@ def test_counters_gauges_and_lateness_appear_in_the_text() -> None:
     metrics.quarantined.labels("1s").inc(2)
     metrics.produce_failures.inc()
     metrics.parked.labels("1s").set(7)
-    metrics.lateness.observe(0.004)
-    metrics.lateness.observe(0.2)
+    metrics.lateness.observe_all([0.004, 0.2])
     samples = _samples(metrics)
     assert samples[("rmqcompat_forwarder_forwarded_total", (("level", "1s"),))] == 3
     assert samples[("rmqcompat_forwarder_hops_total", (("level", "10s"),))] == 1
@@ -32,6 +31,7 @@ def test_counters_gauges_and_lateness_appear_in_the_text() -> None:
     assert samples[("rmqcompat_forwarder_lateness_seconds_count", ())] == 2
     assert samples[("rmqcompat_forwarder_lateness_seconds_bucket", (("le", "0.005"),))] == 1
     assert samples[("rmqcompat_forwarder_lateness_seconds_bucket", (("le", "0.25"),))] == 2
+    assert abs(samples[("rmqcompat_forwarder_lateness_seconds_sum", ())] - 0.204) < 1e-9
 
 
 def test_two_forwarders_in_one_process_keep_separate_counts() -> None:

@@ -115,6 +115,10 @@ def _headers(**values: bytes | None) -> list[tuple[str, bytes | None]]:
         (_headers(REAL_TOPIC=b"bad topic!", DUE_TIME=str(NOW).encode()), "outside RocketMQ"),
         (_headers(REAL_TOPIC=b"\xff", DUE_TIME=str(NOW).encode()), "not UTF-8"),
         (_headers(REAL_TOPIC=None, DUE_TIME=str(NOW).encode()), "has no value"),
+        (
+            [("REAL_TOPIC", b"T"), ("REAL_TOPIC", b"U"), ("DUE_TIME", str(NOW).encode())],
+            "appears more than once",
+        ),
     ],
 )
 def test_unparseable_records_are_quarantined_with_the_reason(headers, reason: str) -> None:
