@@ -11,10 +11,13 @@ running it again sends only the rest.
 
 Throughput: the broker's set-up work (fence, topics, the ledger reader's connection) runs
 in parallel, and meanwhile the first chunks' records are built (:mod:`rmqcompat.dlq.chunk`)
-as if nothing had been replayed before; any the ledger changes are built again. Records
-are produced without delivery callbacks (the commit fails unless every one was written),
-and each chunk is built while the broker commits the one before (the committing thread
-waits outside the GIL). Trace events are built from the ledger rows after each commit.
+as if nothing had been replayed before. If the ledger then knows none of the group's dead
+letters, those chunks stand and chunking goes on after them; otherwise the letters are
+chunked again by the ledger and any chunk that changed is built again. Records are
+produced positionally and without delivery callbacks (the commit fails unless every one
+was written), and each chunk is built while the broker commits the one before (the
+committing thread waits outside the GIL). Trace events are built from the ledger rows
+after each commit.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from confluent_kafka import KafkaException, Producer
@@ -167,13 +171,19 @@ class Replayer:
                     pool.submit(ledger.list_topics, self._ledger, timeout=REQUEST_TIMEOUT_S),
                     pool.submit(admin.list_topics, self._ledger, timeout=REQUEST_TIMEOUT_S),
                 ]
-                ahead = self._build_ahead(builder, letters, waits)
+                first_pass = ReplaySummary()
+                pending = self._chunks(letters, {}, first_pass)
+                ahead = self._build_ahead(builder, pending, waits)
                 for wait in waits:
                     wait.result()
                 # complete only now: no older replay of the group can commit any more
                 end = ledger_end(admin, self._config.namespace)
                 counts = replay_counts(self._config, self._group, ledger, end)
-                chunks = self._chunks(letters, counts, summary)
+                if counts:  # some may have been replayed: chunked again, by the ledger
+                    chunks: Iterator[Sequence[Pending]] = self._chunks(letters, counts, summary)
+                else:  # the chunks built ahead stand: the first pass goes on after them
+                    summary = first_pass
+                    chunks = chain([chunk.pending for chunk in ahead], pending)
                 self._replay(producer, builder, chunks, ahead, pool, summary)
         except KafkaException as exc:
             summary.stopped = f"{exc.args[0].str() if exc.args else exc}"
@@ -253,12 +263,13 @@ class Replayer:
         return builder.build(pending, self._now_ms()) if pending else None
 
     def _build_ahead(
-        self, builder: ChunkBuilder, letters: Iterable[DeadLetter], waits: list[Future[Any]]
+        self, builder: ChunkBuilder, chunks: Iterator[list[Pending]], waits: list[Future[Any]]
     ) -> deque[Chunk]:
-        """The first chunks (at least one, at most :data:`_AHEAD_MAX`), built while the
-        set-up ``waits`` for the broker, as if the ledger held nothing of these letters."""
+        """The first ``chunks`` (at least one, at most :data:`_AHEAD_MAX`), built while the
+        set-up ``waits`` for the broker (``chunks``: as if the ledger held nothing of these
+        letters)."""
         ahead: deque[Chunk] = deque()
-        for pending in self._chunks(letters, {}, ReplaySummary()):
+        for pending in chunks:
             ahead.append(builder.build(pending, self._now_ms()))
             if len(ahead) >= _AHEAD_MAX or all(wait.done() for wait in waits):
                 break
@@ -268,7 +279,7 @@ class Replayer:
         self,
         producer: Producer,
         builder: ChunkBuilder,
-        chunks: Iterator[list[Pending]],
+        chunks: Iterator[Sequence[Pending]],
         ahead: deque[Chunk],
         committer: ThreadPoolExecutor,
         summary: ReplaySummary,
@@ -280,7 +291,7 @@ class Replayer:
         Raises KafkaException: a transaction failed (aborted when possible).
         """
 
-        def build(pending: list[Pending]) -> Chunk | None:
+        def build(pending: Sequence[Pending]) -> Chunk | None:
             if ahead and ahead[0].pending == pending:
                 return ahead.popleft()
             ahead.clear()  # the ledger changed the chunks: the rest is built anew

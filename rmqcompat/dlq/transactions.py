@@ -52,8 +52,10 @@ def produce_all(producer: Producer, records: list[Record]) -> None:
     for topic, value, key, headers in records:
         while True:
             try:
-                # the stub's header list is invariant
-                produce(topic, value, key, headers=headers)  # type: ignore[arg-type]
+                # positional (partition unassigned, no callbacks, timestamp now): parsing
+                # keywords cost the binding about a fifth of the call (0.8 of 4.9 us with
+                # 7 headers); the stub's header list is invariant
+                produce(topic, value, key, -1, None, None, 0, headers)  # type: ignore[arg-type]
                 break
             except BufferError:  # local queue full: let librdkafka send, then again
                 producer.poll(0.1)
@@ -72,7 +74,10 @@ def collector_paused() -> Iterator[None]:
     containers per dead letter, none of them in a reference cycle, and with tens of
     thousands of dead letters in memory every full collection walks them all (measured
     with 50,000: the replay's build step took 18.6 us of CPU per message with the
-    collector running, 9.8 without). A collector the caller paused stays paused."""
+    collector running, 9.8 without). Re-enabling it lets the next allocation collect
+    every container made meanwhile and still alive, so a replay keeps none per dead letter
+    (:class:`~rmqcompat.dlq.model.DeadLetter` derives into slots: 0.1 ms instead of 0.15 s
+    after 50,000). A collector the caller paused stays paused."""
     if not gc.isenabled():
         yield
         return

@@ -19,6 +19,8 @@ from rmqcompat import properties as props
 from rmqcompat.cli.main import main
 from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.ledger import read_ledger
+from rmqcompat.dlq.model import DeadLetter
+from rmqcompat.dlq.replay import Operator, Replayer, ReplayOptions
 from rmqcompat.properties import REPLAY_ID
 from rmqcompat.topics.naming import dlq_topic, retry_topic
 
@@ -122,3 +124,23 @@ def test_force_replays_again_and_keeps_both_ledger_records(env, dead):
     assert [(e.origin_msg_id, e.replay) for e in entries] == [(msg_id, 0), (msg_id, 1)]
     assert entries[0].key != entries[1].key
     assert len(_replays_in_retry_topic(env)) == 2
+
+
+def test_a_first_replay_counts_each_dead_letter_it_cannot_send_once(env):
+    # 40 dead letters in chunks of 2: the chunks built while the replay sets up stand (the
+    # ledger is new) and chunking goes on after them; a letter without an original topic
+    # in either part is reported once and the rest are replayed, each once
+    def letter(offset: int, original: bytes | None) -> DeadLetter:
+        headers = ((props.UNIQ_KEY, f"M{offset}".encode()),)
+        headers += () if original is None else ((props.RETRY_TOPIC, original),)
+        return DeadLetter(env.group, "dlq", 0, offset, 1, b"body", None, headers)
+
+    broken = {1, 37}
+    letters = [letter(i, None if i in broken else env.topic.encode()) for i in range(40)]
+    operator = Operator("me", "h", "test")
+    replayer = Replayer(_config(env), env.group, operator, ReplayOptions(chunk=2))
+    summary = replayer.run(letters)
+    assert (summary.replayed, summary.failed, summary.stopped) == (38, 2, None)
+    assert len(summary.problems) == 2 and all("dlq@0@" in p for p in summary.problems)
+    replayed = sorted(entry.msg_id for entry in read_ledger(_config(env)))
+    assert replayed == sorted(f"M{i}" for i in range(40) if i not in broken)

@@ -45,7 +45,7 @@ class FakeProducer:
     def begin_transaction(self) -> None:
         self.calls.append("begin")
 
-    def produce(self, topic: str, value: bytes, key: bytes | None, **_: Any) -> None:
+    def produce(self, topic: str, value: bytes, key: bytes | None, *_: Any) -> None:
         if not topic.endswith("replay-log"):
             self.produced.append(value)
 
@@ -161,7 +161,7 @@ def test_the_first_header_of_a_name_counts_and_only_the_needed_ones_are_decoded(
     dead = DeadLetter("G", "ns.rmq.dlq.G", 0, 3, 1000, b"", None, headers)
     assert dead.msg_id == "FIRST" and dead.origin_msg_id == "FIRST"  # a None value: absent
     assert dead.original_topic == "Ord\ufffders"
-    assert props.ORIGIN_MESSAGE_ID in dead.first_values and props.TAGS not in dead.first_values
-    assert "properties" not in vars(dead)  # nothing else was decoded
+    assert props.ORIGIN_MESSAGE_ID in dead.layout.first and props.TAGS not in dead.layout.first
+    assert dead._properties is None  # nothing else was decoded
     assert dead.properties[props.UNIQ_KEY] == "FIRST"
     assert dead.properties[props.ORIGIN_MESSAGE_ID] == ""

@@ -160,3 +160,32 @@ def test_replay_headers_are_system_properties_users_cannot_set() -> None:
     for name in (REPLAY_ID, REPLAY_TIME):
         with pytest.raises(InvalidMessageError, match="reserved"):
             Message("Orders", body=b"", properties={name: "1"})
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        (props.UNIQ_KEY, props.RECONSUME_TIME),  # nothing kept
+        (props.UNIQ_KEY, props.RETRY_TOPIC, props.RECONSUME_TIME),  # one kept
+        ("user", props.UNIQ_KEY, props.RETRY_TOPIC, "user", props.TAGS, props.DUE_TIME),
+    ],
+)
+def test_the_kept_headers_are_every_other_one_byte_for_byte_in_order(
+    names: tuple[str, ...],
+) -> None:
+    raw = tuple((name, f"{name}-{i}".encode()) for i, name in enumerate(names))
+    dead = DeadLetter("G", "t", 0, 0, NOW, b"", None, raw)
+    for target in ("retry", "original"):
+        replaced = {props.UNIQ_KEY, props.RECONSUME_TIME, props.DUE_TIME}
+        replaced |= {props.RETRY_TOPIC} if target == "original" else set()
+        kept = [header for header in raw if header[0] not in replaced]
+        sent = replay_headers(dead, target, "NEW", "r", replay_stamp(77))
+        assert sent[: len(kept)] == kept
+        assert [name for name, _ in sent[len(kept) :]] == [
+            props.ORIGIN_MESSAGE_ID,
+            props.BORN_TIMESTAMP,
+            props.UNIQ_KEY,
+            REPLAY_ID,
+            props.RECONSUME_TIME,
+            REPLAY_TIME,
+        ]
