@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from confluent_kafka import KafkaException, Producer
@@ -38,6 +39,7 @@ from rmqcompat.closing import close_producer
 from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.chunk import Chunk, ChunkBuilder, Operator, Pending
 from rmqcompat.dlq.ledger import (
+    COLUMNS,
     LEDGER_SPEC,
     Row,
     ledger_end,
@@ -64,6 +66,11 @@ from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.trace import Tracer, hooks
 
 __all__ = ["Operator", "ReplayOptions", "ReplaySummary", "Replayer", "transactional_id"]
+
+#: A ledger row's (msg id, original topic, replayed to, origin msg id): its REPLAY event.
+_EVENT_FIELDS = itemgetter(
+    *map(COLUMNS.index, ("msg_id", "original_topic", "replayed_to", "origin_msg_id"))
+)
 
 #: Replays per transaction (fewer with ``rate``: about one transaction a second).
 DEFAULT_CHUNK = 5_000
@@ -323,7 +330,7 @@ class Replayer:
         if self._tracer.enabled:
             self._tracer.start()  # once; later calls do nothing
             # the ledger rows already hold every field of the events: nothing decoded again
-            replays = [(row[1], row[3], row[4], row[2]) for row in committed]
+            replays = map(_EVENT_FIELDS, committed)
             hooks.replayed(self._tracer, self._group, replays, self._operator.command)
 
     def _pace(self, started: float, sent: int, more: int) -> int:
