@@ -8,6 +8,9 @@ import argparse
 import contextlib
 import os
 from collections.abc import Iterator
+from typing import Any
+
+from confluent_kafka import Producer
 
 from rmqcompat.devbroker import DEV_BROKER_KINDS, DevBroker, java_available
 
@@ -37,3 +40,16 @@ def broker(args: argparse.Namespace) -> Iterator[str]:
     with DevBroker(kind=args.broker) as dev:
         print(f"broker: {args.broker} dev broker at {dev.bootstrap_servers}", flush=True)
         yield dev.bootstrap_servers
+
+
+def produce_waiting(
+    producer: Producer, topic: str, value: bytes, key: bytes | None = None, headers: Any = None
+) -> None:
+    """``producer.produce`` that serves delivery reports while librdkafka's local queue is
+    full, so filling or copying any number of records never fails with BufferError."""
+    while True:
+        try:
+            producer.produce(topic, value, key, headers=headers)
+            return
+        except BufferError:
+            producer.poll(0.01)

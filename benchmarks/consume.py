@@ -41,7 +41,7 @@ import time
 import uuid
 from typing import Any
 
-from bench_broker import add_broker_options, broker
+from bench_broker import add_broker_options, broker, produce_waiting
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from rmqcompat import properties as props
@@ -68,12 +68,7 @@ def fill(bootstrap: str, topic: str, count: int, size: int) -> None:
     physical = to_kafka_topic(topic, NS)
     for _ in range(count):
         headers = props.to_headers({props.UNIQ_KEY: new_message_id(), props.TAGS: "A"})
-        while True:
-            try:
-                producer.produce(physical, body, headers=headers)
-                break
-            except BufferError:
-                producer.poll(0.05)
+        produce_waiting(producer, physical, body, headers=headers)
     producer.flush()
 
 

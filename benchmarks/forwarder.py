@@ -40,7 +40,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 
-from bench_broker import add_broker_options, broker
+from bench_broker import add_broker_options, broker, produce_waiting
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from rmqcompat import parking
@@ -88,15 +88,6 @@ def body(i: int, due: int, size: int) -> bytes:
     return f"{i} {due} ".encode().ljust(size, b"x")
 
 
-def produce(producer: Producer, topic: str, value: bytes, key: bytes | None, headers) -> None:
-    while True:
-        try:
-            producer.produce(topic, value, key, headers=headers)
-            return
-        except BufferError:
-            producer.poll(0.05)
-
-
 # -- child processes ------------------------------------------------------------------------
 
 
@@ -115,7 +106,7 @@ def generate(bs: str, ns: str, table: str, rate: int, seconds: float, size: int,
                 body(i, parked_at + delay, size), str(i).encode(), {props.UNIQ_KEY: f"id{i}"},
                 real_topic="Bench", level=1, levels=levels, namespace=ns, now_ms=parked_at,
             )  # fmt: skip
-            produce(producer, rec.topic, rec.value, rec.key, rec.headers)
+            produce_waiting(producer, rec.topic, rec.value, rec.key, rec.headers)
         sent = target
         producer.poll(0)
         time.sleep(0.001)  # pacing of the generator only
@@ -132,7 +123,7 @@ def raw_copy(bs: str, source: str, target: str, count: int) -> None:
         for msg in consumer.consume(500, 1.0):
             if msg.error():
                 continue
-            produce(producer, target, msg.value(), msg.key(), msg.headers())
+            produce_waiting(producer, target, msg.value(), msg.key(), msg.headers())
             copied += 1
         producer.poll(0)
     producer.flush(60)
@@ -272,7 +263,7 @@ def fill_business(bs: str, topic: str, count: int, size: int) -> None:
     producer = Producer({"bootstrap.servers": bs, "linger.ms": 20})
     for i in range(count):
         headers = props.to_headers({props.UNIQ_KEY: f"id{i}", props.TAGS: "A"})
-        produce(producer, topic, body(i, 0, size), None, headers)
+        produce_waiting(producer, topic, body(i, 0, size), None, headers)
     producer.flush(120)
 
 

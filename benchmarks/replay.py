@@ -55,7 +55,7 @@ import statistics
 import time
 import uuid
 
-from bench_broker import add_broker_options, broker
+from bench_broker import add_broker_options, broker, produce_waiting
 from confluent_kafka import Producer
 
 from rmqcompat import properties as props
@@ -94,12 +94,7 @@ def dead_letters(bootstrap: str, namespace: str, count: int) -> list[DeadLetter]
             props.MAX_RECONSUME_TIMES: "16",
             props.BORN_TIMESTAMP: str(time.time_ns() // 1_000_000),
         }
-        while True:
-            try:
-                producer.produce(physical, BODY, headers=props.to_headers(headers))
-                break
-            except BufferError:
-                producer.poll(0.01)
+        produce_waiting(producer, physical, BODY, headers=props.to_headers(headers))
     producer.flush()
     letters = list(read_dead_letters(ClientConfig(bootstrap, namespace=namespace), GROUP))
     if len(letters) != count:
