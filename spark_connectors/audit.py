@@ -4,8 +4,8 @@ Input: rows of :func:`rmqcompat.spark.decode.decode_traces` passed once through
 :func:`normalize` (the caller caches that). Per consumer group and
 logical topic, every produced message gets one outcome (:func:`message_outcomes`), and
 :func:`group_figures` counts them; :func:`lateness`, :func:`ladder_conformance` and
-:func:`flow` give the timing figures; :func:`report_rows` joins what the report needs
-into one frame. Nothing here does I/O or collects to the driver.
+:func:`chart_counts` give the timing figures; :func:`report_rows` joins what the report
+needs into one frame. Nothing here does I/O or collects to the driver.
 """
 
 from __future__ import annotations
@@ -14,11 +14,25 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 from rmqcompat.retry import retry_level
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
 from rmqcompat.topics.naming import RETRY_PREFIX
 
+#: The trace fields the audit reads (decoding can skip the others).
+EVENT_FIELDS = (
+    "event",
+    "timestamp_ms",
+    "group",
+    "topic",
+    "msg_id",
+    "status",
+    "reconsume_times",
+    "delay_level",
+    "due_ms",
+    "target_topic",
+)
 _KEY = ["group", "topic"]
 _MSG = ["group", "topic", "msg_id"]
 
@@ -56,10 +70,6 @@ def _is(event: str) -> Column:
     return F.col("event") == F.lit(event)
 
 
-def _flag(event: str) -> Column:
-    return F.max(_is(event)).alias(event.lower())
-
-
 def normalize(events: DataFrame) -> DataFrame:
     """Readable events only, with ``group`` filled in for forwarder events bound for a
     retry topic (``%RETRY%<group>``). Each trace record is read once (the sink's producer
@@ -74,49 +84,58 @@ def normalize(events: DataFrame) -> DataFrame:
     )
 
 
-def _published(events: DataFrame) -> DataFrame:
-    return (
+def _message_rows(events: DataFrame) -> DataFrame:
+    """What each (group, topic, msg_id) is judged from, as one frame: the group's own
+    events (``kind`` E), a copy of each publish of the topic for every group seen on it
+    (P), and every forward (F, keyed by msg_id alone: a forward marks its message
+    forwarded for every group). Repartitioned by msg_id, so that the aggregation per
+    message and the window per msg_id after it need no further shuffle."""
+    keyed = F.col("group").isNotNull() & F.col("topic").isNotNull()
+    pairs = events.where(keyed).select(*_KEY).distinct()
+    scheduled = F.col("delay_level").isNotNull() | F.col("due_ms").isNotNull()
+    columns = ["event", "status", "reconsume_times", "timestamp_ms"]
+    own = events.where(keyed).select(*_MSG, *columns, F.lit("E").alias("kind"))
+    copies = (
         events.where(_is("PUBLISH"))
-        .groupBy("topic", "msg_id")
-        .agg(
-            F.min("timestamp_ms").alias("published_ms"),
-            # a scheduled (delay level) or timer (due time) message waits parked first
-            F.max(F.col("delay_level").isNotNull() | F.col("due_ms").isNotNull()).alias(
-                "scheduled"
-            ),
-        )
+        .select("topic", "msg_id", *columns, scheduled.alias("scheduled"))
+        .join(F.broadcast(pairs), "topic")
+        .select(*_MSG, *columns, F.lit("P").alias("kind"), "scheduled")
+    )
+    unkeyed = F.lit(None).cast("string")
+    forwards = events.where(_is("FORWARD")).select(
+        unkeyed.alias("group"), unkeyed.alias("topic"), "msg_id", *columns, F.lit("F").alias("kind")
+    )
+    no_schedule = F.lit(None).cast("boolean").alias("scheduled")
+    return (
+        own.select("*", no_schedule)
+        .unionByName(copies)
+        .unionByName(forwards.select("*", no_schedule))
+        .repartition("msg_id")
     )
 
 
-def _per_message(events: DataFrame) -> DataFrame:
-    consume = _is("CONSUME")
+def _per_message(rows: DataFrame) -> DataFrame:
+    own, copy = F.col("kind") == "E", F.col("kind") == "P"
+    consume = own & _is("CONSUME")
     rt = F.col("reconsume_times")
-    return (
-        events.where(F.col("group").isNotNull() & F.col("topic").isNotNull())
-        .groupBy(*_MSG)
-        .agg(
-            F.min(F.when(consume & (F.col("status") == "SUCCESS"), rt)).alias("success_rt"),
-            F.count(F.when(consume, 1)).alias("deliveries"),
-            # a set, not count_distinct: Spark plans that as a second aggregation
-            F.size(F.collect_set(F.when(consume, rt))).alias("distinct_deliveries"),
-            F.max(F.when(consume, rt)).alias("max_consume_rt"),
-            F.max(F.when(_is("FORWARD"), rt)).alias("max_forward_rt"),
-            F.max(F.when(_is("SEND_BACK"), rt)).alias("last_send_back_rt"),
-            _flag("DEAD_LETTER"),
-            _flag("DISCARD"),
-            _flag("FILTER"),
-            _flag("REPLAY"),
-            F.max("timestamp_ms").alias("last_event_ms"),
-        )
-    )
-
-
-def _forwarded_ids(events: DataFrame) -> DataFrame:
-    return (
-        events.where(_is("FORWARD"))
-        .select("msg_id")
-        .distinct()
-        .withColumn("forwarded", F.lit(True))
+    return rows.groupBy(*_MSG).agg(
+        F.max(copy).alias("produced"),
+        F.min(F.when(copy, F.col("timestamp_ms"))).alias("published_ms"),
+        # a scheduled (delay level) or timer (due time) message waits parked first
+        F.max(F.when(copy, F.col("scheduled"))).alias("scheduled"),
+        F.min(F.when(consume & (F.col("status") == "SUCCESS"), rt)).alias("success_rt"),
+        F.count(F.when(consume, 1)).alias("deliveries"),
+        # a set, not count_distinct: Spark plans that as a second aggregation
+        F.size(F.collect_set(F.when(consume, rt))).alias("distinct_deliveries"),
+        F.max(F.when(consume, rt)).alias("max_consume_rt"),
+        F.max(F.when(own & _is("FORWARD"), rt)).alias("max_forward_rt"),
+        F.max(F.when(own & _is("SEND_BACK"), rt)).alias("last_send_back_rt"),
+        *[
+            F.max(F.when(own, _is(event))).alias(event.lower())
+            for event in ("DEAD_LETTER", "DISCARD", "FILTER", "REPLAY")
+        ],
+        F.max(F.when(own, F.col("timestamp_ms"))).alias("last_event_ms"),
+        F.max(F.col("kind") == "F").alias("forward_seen"),
     )
 
 
@@ -130,20 +149,12 @@ def message_outcomes(events: DataFrame, policy: AuditPolicy) -> DataFrame:
     ``succeeded``, ``dead_lettered``, ``discarded``, ``filtered``, ``parked``, ``lost``,
     ``pending`` (no success yet, last event within the grace period).
     """
-    pairs = (
-        events.where(F.col("group").isNotNull() & F.col("topic").isNotNull())
-        .select(*_KEY)
-        .distinct()
-    )
-    produced = pairs.join(_published(events), "topic").withColumn("produced", F.lit(True))
+    by_message = Window.partitionBy("msg_id")
     rows = (
-        produced.join(_per_message(events), _MSG, "full_outer")
-        .join(_forwarded_ids(events), "msg_id", "left")
-        .fillna(
-            False,
-            ["produced", "scheduled", "dead_letter", "discard", "filter", "replay", "forwarded"],
-        )
-        .fillna(0, ["deliveries", "distinct_deliveries"])
+        _per_message(_message_rows(events))
+        .withColumn("forwarded", F.max("forward_seen").over(by_message))
+        .where(F.col("group").isNotNull())  # forwards' own rows: only marks
+        .fillna(False, ["scheduled", "dead_letter", "discard", "filter", "replay"])
     )
     rt = F.col("last_send_back_rt")
     later = F.greatest(F.col("max_consume_rt"), F.col("max_forward_rt"))
@@ -241,12 +252,6 @@ def lateness(events: DataFrame) -> DataFrame:
     )
 
 
-def lateness_counts(events: DataFrame) -> DataFrame:
-    """Forwards per lateness value (``late_ms``, ``forwards``) over all of ``events``:
-    the lateness chart's distribution, as small as the number of distinct values."""
-    return _late_ms(events).groupBy("late_ms").agg(F.count("*").alias("forwards"))
-
-
 def ladder_conformance(events: DataFrame, policy: AuditPolicy) -> DataFrame:
     """One row per judged retry: a send-back (after delivery k failed) and the first
     delivery k+1 that followed; ``interval_ms``, ``expected_ms`` (ladder delay of level
@@ -297,7 +302,19 @@ def report_rows(outcomes: DataFrame, events: DataFrame, policy: AuditPolicy) -> 
     )
 
 
-def flow(events: DataFrame, bucket_ms: int) -> DataFrame:
-    """Events per time bucket and type (``bucket_ms`` wide), for the flow chart."""
+def chart_counts(late: DataFrame, flow: DataFrame, bucket_ms: int) -> DataFrame:
+    """The charts' small aggregates in one query: rows with ``chart`` ``lateness``
+    (``value``: forwarder lateness in ms over the forwards of ``late``; ``event`` null)
+    and rows with ``chart`` ``flow`` (``value``: start of a ``bucket_ms`` wide time
+    bucket, ``event``: its type, over the events of ``flow``); ``count`` of each."""
+    no_event = F.lit(None).cast("string").alias("event")
     bucket = (F.floor(F.col("timestamp_ms") / bucket_ms) * bucket_ms).cast("long")
-    return events.groupBy(bucket.alias("bucket_ms"), "event").agg(F.count("*").alias("events"))
+    lateness_values = _late_ms(late).select(
+        F.lit("lateness").alias("chart"), F.col("late_ms").alias("value"), no_event
+    )
+    flow_values = flow.select(F.lit("flow").alias("chart"), bucket.alias("value"), "event")
+    return (
+        lateness_values.unionByName(flow_values)
+        .groupBy("chart", "value", "event")
+        .agg(F.count("*").alias("count"))
+    )

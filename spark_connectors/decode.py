@@ -1,88 +1,77 @@
 """Columns from raw Kafka rows: RocketMQ properties from headers, trace events from values.
 
-Header decoding is pure Spark SQL (runs in the JVM). Trace records are decoded with
-fastavro in an Arrow-batched Python function (``mapInArrow``): spark-avro, which would
-give ``from_avro``, is not published for this Spark version.
+Header decoding is pure Spark SQL (runs in the JVM). Trace records are decoded a column
+at a time (:mod:`rmqcompat.spark.columnar`) in an Arrow-batched Python function
+(``mapInArrow``): spark-avro, which would give ``from_avro``, is not published for this
+Spark version.
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from rmqcompat import properties as props
-from rmqcompat.trace.codec import TraceDecodeError, decode
-from rmqcompat.trace.schema import SCHEMA
+from rmqcompat.errors import ConfigError
+from rmqcompat.spark.columnar import FIELDS, decode_columns
 
-_AVRO_TO_ARROW = {"string": pa.string(), "long": pa.int64(), "int": pa.int32()}
-_AVRO_TO_SPARK = {"string": "string", "long": "bigint", "int": "int"}
-
-
-def _field_type(field: Mapping[str, Any]) -> str:
-    """The Avro type of a field: enums are strings, ``["null", T]`` is T."""
-    kind = field["type"]
-    if isinstance(kind, list):
-        kind = next(branch for branch in kind if branch != "null")
-    if isinstance(kind, dict):  # an enum: its symbol as text
-        return "string"
-    return str(kind)
-
-
-_FIELDS = [(field["name"], _field_type(field)) for field in SCHEMA["fields"]]
+_SPARK_TYPES = {"long": "bigint", "int": "int"}
 #: Columns :func:`decode_traces` adds besides the event's fields.
-EXTRA_COLUMNS = [("trace_error", "string"), ("kafka_partition", "int"), ("kafka_offset", "long")]
-_ARROW_SCHEMA = pa.schema([(name, _AVRO_TO_ARROW[kind]) for name, kind in _FIELDS + EXTRA_COLUMNS])
-#: The Spark schema of :func:`decode_traces` output (DDL).
-TRACE_DDL = ", ".join(f"`{name}` {_AVRO_TO_SPARK[kind]}" for name, kind in _FIELDS + EXTRA_COLUMNS)
-_NAMES = [name for name, _ in _FIELDS]
-_TYPES = [_AVRO_TO_ARROW[kind] for _, kind in _FIELDS]
-#: The field values of a decoded event, in schema order (codec.decode gives every field).
-_values = operator.itemgetter(*_NAMES)
-_UNREADABLE = (None,) * len(_NAMES)
+EXTRA_COLUMNS = [("trace_error", "string"), ("kafka_partition", "int"), ("kafka_offset", "bigint")]
+_EXTRA_ARROW = [
+    ("trace_error", pa.string()),
+    ("kafka_partition", pa.int32()),
+    ("kafka_offset", pa.int64()),
+]
+_FIELD_NAMES = tuple(field.name for field in FIELDS)
+_BY_NAME = {field.name: field for field in FIELDS}
 
 
-def _decode_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """Decodes column 0 (values); columns 1 and 2 (partition, offset) are passed on.
-
-    Builds the output column by column (rows as tuples, transposed once): Arrow's
-    conversion of a list of dicts costs more than decoding itself."""
-    rows: list[tuple[Any, ...]] = []
-    errors: list[str | None] = []
-    for data in batch.column(0).to_pylist():
-        try:
-            rows.append(_values(decode(data or b"")))
-            errors.append(None)
-        except TraceDecodeError as exc:
-            rows.append(_UNREADABLE)
-            errors.append(str(exc))
-    columns = zip(*rows, strict=True) if rows else ([] for _ in _NAMES)
-    fields = [pa.array(column, kind) for column, kind in zip(columns, _TYPES, strict=True)]
-    extra = [pa.array(errors, pa.string()), batch.column(1), batch.column(2)]
-    return pa.RecordBatch.from_arrays([*fields, *extra], schema=_ARROW_SCHEMA)
+def _ddl(names: Sequence[str]) -> str:
+    """The Spark schema (DDL) of :func:`decode_traces` output with fields ``names``."""
+    columns = [(name, _SPARK_TYPES.get(_BY_NAME[name].kind, "string")) for name in names]
+    return ", ".join(f"`{name}` {kind}" for name, kind in columns + EXTRA_COLUMNS)
 
 
-def _decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        yield _decode_batch(batch)
+class _Decoder:
+    """The ``mapInArrow`` function: decodes column 0 (values) of each batch into the
+    wanted fields; columns 1 and 2 (partition, offset) are passed on."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        fields = [(name, _BY_NAME[name].arrow_type) for name in self.names]
+        self.schema = pa.schema(fields + _EXTRA_ARROW)
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            columns, errors = decode_columns(batch.column(0), self.names)
+            extra = [errors, batch.column(1), batch.column(2)]
+            yield pa.RecordBatch.from_arrays([*columns, *extra], schema=self.schema)
 
 
-def decode_traces(kafka_rows: DataFrame) -> DataFrame:
+def decode_traces(kafka_rows: DataFrame, fields: Sequence[str] | None = None) -> DataFrame:
     """One row per trace record of ``kafka_rows`` (rows of Spark's ``kafka`` source).
 
-    Every field of the trace schema becomes a column (enums as their symbol), plus
+    Every field of the trace schema (or only ``fields``, in that order: the others are
+    skipped while decoding) becomes a column (enums as their symbol), plus
     ``trace_error`` (why a record could not be decoded: another schema version, not a
     trace record; its other fields are then null), ``kafka_partition`` and
     ``kafka_offset`` (where the record was read; unique per record of one trace topic).
+
+    Raises:
+        ConfigError: a name in ``fields`` is not a field of the trace schema.
     """
+    names = _FIELD_NAMES if fields is None else tuple(fields)
+    unknown = sorted(set(names) - set(_FIELD_NAMES))
+    if unknown:
+        raise ConfigError(f"not fields of the trace schema: {', '.join(unknown)}")
     raw = kafka_rows.select(
         F.col("value"), F.col("partition").alias("p"), F.col("offset").alias("o")
     )
-    return raw.mapInArrow(_decode_batches, TRACE_DDL)
+    return raw.mapInArrow(_Decoder(names), _ddl(names))
 
 
 def header(name: str) -> Column:

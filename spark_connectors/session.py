@@ -4,6 +4,11 @@ The connector ``org.apache.spark:spark-sql-kafka-0-10_2.13`` must match the inst
 pyspark exactly; it is resolved from Maven Central through ``spark.jars.packages`` into
 an Ivy cache (``<rmqcompat cache>/ivy``), or taken from a directory of resolved jars
 (offline use: copy ``<cache>/ivy/jars`` to the machine and pass it as ``jars_dir``).
+
+Ivy resolves once: the first session records the jars it resolved in a list beside the
+cache (:func:`resolved_list`), and later sessions put those jars on the class path
+directly (``spark.jars``), with no Ivy run at start-up, while every one of them is
+still there. Jars pyspark itself ships at the same version are left out either way.
 """
 
 from __future__ import annotations
@@ -11,8 +16,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pyspark
 from pyspark.sql import SparkSession
@@ -49,13 +55,49 @@ def session_config(
         # workers without the working directory first on their path, where a source
         # checkout's rmqcompat/ folder would hide the installed package's rmqcompat.spark
         config["spark.executorEnv.PYTHONSAFEPATH"] = "1"
-    if jars_dir is None:
+    jars = _connector_jars(jars_dir) if jars_dir is not None else _resolved_jars(ivy_dir)
+    if jars is None:
         config["spark.jars.packages"] = KAFKA_CONNECTOR
         config["spark.jars.ivy"] = str(ivy_dir)
     else:
-        config["spark.jars"] = ",".join(str(jar) for jar in _connector_jars(jars_dir))
+        config["spark.jars"] = ",".join(str(jar) for jar in _not_bundled(jars))
     config.update(extra or {})
     return config
+
+
+def resolved_list(ivy_dir: Path) -> Path:
+    """The file listing the jars Ivy resolved for this pyspark's connector (one a line)."""
+    return ivy_dir / f"spark-sql-kafka-{pyspark.__version__}.jars"
+
+
+def _resolved_jars(ivy_dir: Path) -> list[Path] | None:
+    """The jars of an earlier resolution, if it was recorded and all are still there."""
+    try:
+        jars = [Path(line) for line in resolved_list(ivy_dir).read_text("utf-8").split()]
+    except OSError:
+        return None
+    return jars if jars and all(jar.is_file() for jar in jars) else None
+
+
+def _record_resolution(ivy_dir: Path, spark_jars: str) -> None:
+    """Writes :func:`resolved_list` from the ``spark.jars`` Ivy's resolution left."""
+    jars = [Path(unquote(urlparse(uri).path)) for uri in spark_jars.split(",") if uri]
+    if not jars or not all(jar.is_file() for jar in jars):
+        return
+    listing = resolved_list(ivy_dir)
+    partial = listing.with_name(f"{listing.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_text("".join(f"{jar}\n" for jar in jars), "utf-8")
+        partial.replace(listing)  # whole or not at all: read by other processes
+    except OSError:  # a read-only cache: the next session resolves through Ivy again
+        partial.unlink(missing_ok=True)
+
+
+def _not_bundled(jars: Iterable[Path]) -> list[Path]:
+    """``jars`` less those pyspark ships itself (same artifact and version: Ivy names a
+    jar ``<group>_<artifact>-<version>.jar``, pyspark ``<artifact>-<version>.jar``)."""
+    bundled = {jar.name for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    return [jar for jar in jars if jar.name.split("_", 1)[-1] not in bundled]
 
 
 def _local_cores(master: str) -> int | None:
@@ -99,8 +141,10 @@ def build_session(
         # would otherwise start whatever "python3" is first on PATH.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
-    for name, value in session_config(
-        master, ivy_dir=ivy_dir, jars_dir=jars_dir, extra=extra
-    ).items():
+    config = session_config(master, ivy_dir=ivy_dir, jars_dir=jars_dir, extra=extra)
+    for name, value in config.items():
         builder = builder.config(name, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    if config.get("spark.jars.packages") == KAFKA_CONNECTOR:
+        _record_resolution(ivy_dir, spark.sparkContext.getConf().get("spark.jars", ""))
+    return spark

@@ -1,0 +1,131 @@
+"""The columnar trace decoder reads what the per-record reader reads, and refuses what it
+refuses with the same message (no Spark: Arrow arrays in, Arrow arrays out)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pytest
+
+from rmqcompat.spark.columnar import FIELDS, decode_columns
+from rmqcompat.trace import HEADER, TraceDecodeError, decode, encode
+from rmqcompat.trace.schema import EVENT_TYPES
+
+_STATUSES = ["SUCCESS", "RECONSUME_LATER", "EXCEPTION", "TIME_OUT"]
+
+
+def _event(rnd: random.Random) -> dict[str, Any]:
+    def maybe(value: Any) -> Any:
+        return None if rnd.random() < 0.3 else value
+
+    return {
+        "event": rnd.choice(EVENT_TYPES),
+        "timestamp_ms": rnd.choice([0, 1, -1, 1_900_000_000_000, 2**63 - 1, -(2**63)]),
+        "client_id": f"host@{rnd.randrange(10**6)}@é",
+        "host": "h" * rnd.randrange(0, 300),  # lengths of one and two varint bytes
+        "namespace": "",
+        "group": maybe(rnd.choice(["G", "グループ", ""])),
+        "topic": maybe("T"),
+        "partition": maybe(rnd.choice([0, 2**31 - 1, -(2**31)])),
+        "offset": maybe(rnd.randrange(-(2**40), 2**40)),
+        "msg_id": f"m{rnd.randrange(100)}",
+        "status": maybe(rnd.choice(_STATUSES)),
+        "reconsume_times": maybe(rnd.randrange(0, 20)),
+        "due_ms": maybe(rnd.randrange(0, 2**45)),
+        "reason": maybe("x" * rnd.randrange(0, 200)),
+    }
+
+
+_OUT_OF_RANGE = "trace record has a value outside its Avro type's range"
+_INTS = [field.name for field in FIELDS if field.kind == "int"]
+
+
+def _expected(values: list[bytes | None]) -> list[tuple[tuple[Any, ...], str | None]]:
+    """(field values, error) per record, by the per-record reader; an ``int`` field it
+    read as a value beyond 32 bits (it does not check) makes the record unreadable."""
+    rows: list[tuple[tuple[Any, ...], str | None]] = []
+    for value in values:
+        try:
+            record = decode(value or b"")
+        except TraceDecodeError as exc:
+            rows.append(((None,) * len(FIELDS), str(exc)))
+            continue
+        if any(not -(2**31) <= (record[name] or 0) < 2**31 for name in _INTS):
+            rows.append(((None,) * len(FIELDS), _OUT_OF_RANGE))
+        else:
+            rows.append((tuple(record[field.name] for field in FIELDS), None))
+    return rows
+
+
+def _columnar(values: list[bytes | None]) -> list[tuple[tuple[Any, ...], str | None]]:
+    columns, errors = decode_columns(pa.array(values, pa.binary()))
+    fields = list(zip(*[column.to_pylist() for column in columns], strict=True))
+    return list(zip(fields, errors.to_pylist(), strict=True))
+
+
+def test_reads_every_field_as_the_record_reader_does() -> None:
+    rnd = random.Random(5)
+    values: list[bytes | None] = [encode(_event(rnd)) for _ in range(500)]
+    assert _columnar(values) == _expected(values)
+
+
+def test_refuses_broken_records_with_the_record_readers_message() -> None:
+    rnd = random.Random(9)
+    values: list[bytes | None] = [None, b"", b"\xc3\x01", b"not a trace record", HEADER]
+    values.append(b"\xc3\x01" + bytes(8) + encode(_event(rnd))[10:])  # another schema
+    for _ in range(600):
+        data = bytearray(encode(_event(rnd)))
+        kind = rnd.randrange(3)
+        if kind == 0:  # truncated
+            data = data[: rnd.randrange(len(data))]
+        elif kind == 1:  # bytes of the body overwritten (bad indexes, lengths, UTF-8)
+            for _ in range(rnd.randrange(1, 4)):
+                data[rnd.randrange(10, len(data))] = rnd.randrange(256)
+        else:  # trailing bytes (read as the record reader does: ignored)
+            data += bytes(rnd.randrange(256) for _ in range(4))
+        values.append(bytes(data))
+    expected = _expected(values)
+    assert _columnar(values) == expected
+    assert sum(error is not None for _, error in expected) > 200  # broken ones were tested
+
+
+def test_an_int_outside_32_bits_is_unreadable_not_a_crash() -> None:
+    empty = {"event": "PUBLISH", "timestamp_ms": 0, "client_id": "", "host": "", "namespace": ""}
+    value = encode({**empty, "msg_id": "", "partition": 0})
+    # body: event, timestamp, three empty strings, three nulls, then partition's
+    # union branch (2) and the zig-zag varint of 0; written instead: 2**31 (5 bytes)
+    at = len(HEADER) + 8
+    assert value[at : at + 2] == bytes([2, 0])
+    wide = value[:at] + bytes([2, 0x80, 0x80, 0x80, 0x80, 0x10]) + value[at + 2 :]
+    assert decode(wide)["partition"] == 2**31  # the record reader takes it as a long
+    _, errors = decode_columns(pa.array([wide], pa.binary()))
+    assert errors.to_pylist() == [_OUT_OF_RANGE]
+
+
+def test_only_the_wanted_fields_in_the_order_asked() -> None:
+    event = _event(random.Random(3)) | {"group": "G", "reconsume_times": 4}
+    columns, errors = decode_columns(pa.array([encode(event)]), ["reconsume_times", "group"])
+    assert [column.to_pylist() for column in columns] == [[4], ["G"]]
+    assert [column.type for column in columns] == [pa.int32(), pa.string()]
+    assert errors.to_pylist() == [None]
+
+
+def test_an_empty_batch_gives_empty_typed_columns() -> None:
+    columns, errors = decode_columns(pa.array([], pa.binary()), ["timestamp_ms", "event"])
+    assert [(len(c), c.type) for c in columns] == [(0, pa.int64()), (0, pa.string())]
+    assert len(errors) == 0
+
+
+def test_a_sliced_large_binary_batch() -> None:
+    rnd = random.Random(4)
+    values = [encode(_event(rnd)) for _ in range(20)]
+    sliced = pa.array(values, pa.large_binary()).slice(5, 10)
+    columns, _ = decode_columns(sliced, ["msg_id"])
+    assert columns[0].to_pylist() == [decode(value)["msg_id"] for value in values[5:15]]
+
+
+def test_an_unknown_field_is_a_key_error() -> None:
+    with pytest.raises(KeyError):
+        decode_columns(pa.array([b""], pa.binary()), ["nope"])
