@@ -16,8 +16,8 @@ read after its imports and before its Kafka client exists.
   partitions paused at the end of the hold.
 - SDK, drain: the listener is released and the whole backlog is consumed (no-op
   listener); reported: peak RSS over the hold and the drain, and the drain's rate.
-- raw: a ``Consumer`` reading the whole backlog with the loop of ``consume.py`` (value
-  and headers read, offsets stored); reported: peak RSS and rate.
+- raw: ``consume.py``'s raw loop (a ``Consumer`` reading value and headers, offsets
+  stored) over the whole backlog; reported: peak RSS and rate.
 
 Flow control bounds what the SDK holds in Python: at most the thresholds per partition
 (plus up to one fetch above them, and what the listener threads hold). librdkafka's own
@@ -42,7 +42,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from bench_broker import add_broker_options, broker
-from consume import NS, OVERRIDES, fill, handle
+from consume import NS, OVERRIDES, fill, handle, raw
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _SAMPLE_S = 0.02
@@ -124,39 +124,10 @@ def sdk_side(bootstrap: str, topic: str, count: int, hold_s: float, out: Connect
 
 
 def raw_side(bootstrap: str, topic: str, count: int, _hold_s: float, out: Connection) -> None:
-    from confluent_kafka import Consumer, TopicPartition
-
-    from rmqcompat.topics.naming import to_kafka_topic
-
     rss = PeakRss()
-    consumer = Consumer(
-        {
-            **OVERRIDES,
-            "bootstrap.servers": bootstrap,
-            "group.id": f"raw-{uuid.uuid4().hex}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": True,
-            "enable.auto.offset.store": False,
-        }
-    )
-    consumer.subscribe([to_kafka_topic(topic, NS)])
-    seen, started = 0, 0.0
-    while seen < count:
-        records = consumer.consume(500, 1.0)
-        if records and not started:
-            started = time.perf_counter()
-        nexts: dict[tuple[str, int], int] = {}
-        for msg in records:
-            if msg.error() is None:
-                handle(msg.value(), msg.headers())
-                nexts[(msg.topic(), msg.partition())] = msg.offset() + 1  # type: ignore[operator]
-                seen += 1
-        if nexts:
-            consumer.store_offsets(offsets=[TopicPartition(t, p, o) for (t, p), o in nexts.items()])
-    elapsed = time.perf_counter() - started
-    consumer.close()
+    rate = raw(bootstrap, topic, count)  # consume.py's raw loop, as measured there
     rss.stop()
-    out.send({"peak_mb": rss.above_baseline_mb(), "rate": count / elapsed, "ok": True})
+    out.send({"peak_mb": rss.above_baseline_mb(), "rate": rate, "ok": True})
 
 
 Side = Callable[[str, str, int, float, Connection], None]
