@@ -103,6 +103,25 @@ def raw(bootstrap: str, topic: str, count: int) -> float:
     return count / elapsed
 
 
+def start_sdk(
+    bootstrap: str, topic: str, listener: Any, *, batch: int = 1, trace: bool = False
+) -> DefaultMQPushConsumer:
+    """A started push consumer of a new group on ``topic``, from its first offset."""
+    consumer = DefaultMQPushConsumer(
+        f"sdk-{uuid.uuid4().hex[:12]}",
+        bootstrap_servers=bootstrap,
+        namespace=NS,
+        kafka_config=OVERRIDES,
+        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+        consume_message_batch_max_size=batch,
+        trace_enabled=trace,
+    )
+    consumer.subscribe(topic)
+    consumer.register_message_listener(listener)
+    consumer.start()
+    return consumer
+
+
 def sdk(bootstrap: str, topic: str, count: int, batch: int, trace: bool) -> float:
     done = threading.Event()
     counter = itertools.count(1)  # next() is atomic under the GIL: no lock per message
@@ -117,18 +136,7 @@ def sdk(bootstrap: str, topic: str, count: int, batch: int, trace: bool) -> floa
                 done.set()
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    consumer = DefaultMQPushConsumer(
-        f"sdk-{uuid.uuid4().hex[:12]}",
-        bootstrap_servers=bootstrap,
-        namespace=NS,
-        kafka_config=OVERRIDES,
-        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
-        consume_message_batch_max_size=batch,
-        trace_enabled=trace,
-    )
-    consumer.subscribe(topic)
-    consumer.register_message_listener(listener)
-    consumer.start()
+    consumer = start_sdk(bootstrap, topic, listener, batch=batch, trace=trace)
     done.wait()
     elapsed = time.perf_counter() - start[0]
     consumer.shutdown()

@@ -42,7 +42,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from bench_broker import add_broker_options, broker
-from consume import NS, OVERRIDES, fill, handle, raw
+from consume import fill, handle, raw, start_sdk
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _SAMPLE_S = 0.02
@@ -77,8 +77,7 @@ class PeakRss:
 
 
 def sdk_side(bootstrap: str, topic: str, count: int, hold_s: float, out: Connection) -> None:
-    from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
-    from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
+    from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus
 
     rss = PeakRss()
     gate, done = threading.Event(), threading.Event()
@@ -95,17 +94,7 @@ def sdk_side(bootstrap: str, topic: str, count: int, hold_s: float, out: Connect
                 done.set()
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    consumer = DefaultMQPushConsumer(
-        f"rss-{uuid.uuid4().hex[:12]}",
-        bootstrap_servers=bootstrap,
-        namespace=NS,
-        kafka_config=OVERRIDES,
-        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
-        trace_enabled=False,
-    )
-    consumer.subscribe(topic)
-    consumer.register_message_listener(listener)
-    consumer.start()
+    consumer = start_sdk(bootstrap, topic, listener)  # defaults, trace off
     time.sleep(hold_s)
     stats = consumer.stats()
     held = {
