@@ -6,9 +6,15 @@ the broker (Tansu dev broker unless --bootstrap-servers), the forwarder (the rea
 this process only reads and times. Each run uses a fresh namespace. Measured per run:
 
 1. lateness: park SIZE-byte records on a one-level table (--level, 1s) at RATE msg/s for
-   SECONDS s. The body carries the record's DUE_TIME. Forwarder lateness = CreateTime of
-   the forwarded record (set by the forwarder's produce call) - DUE_TIME; arrival
-   lateness = time this process read it - DUE_TIME.
+   SECONDS s. The body carries the record's DUE_TIME (the generator's clock at park +
+   delay). Level topics keep LogAppendTime, and the forwarder counts the delay from it
+   (RocketMQ counts from the store time), so a record is due at its append time + delay:
+   - forwarder lateness = CreateTime of the forwarded record (set by the forwarder's
+     produce call) - (LogAppendTime of the parked record + delay): what the forwarder
+     adds, the issue's figure;
+   - parking = LogAppendTime - park time: the generator's and the broker's share;
+   - end to end = CreateTime of the forwarded record - DUE_TIME (both of the above);
+   - arrival = time this process read the forwarded record - DUE_TIME.
 2. backlog: BACKLOG records already due, parked before the forwarder starts; msgs/s =
    count / span of their CreateTimes on the real topic. A raw confluent-kafka
    consume->produce loop copies the same records (headers kept), timed the same way.
@@ -208,7 +214,7 @@ def healthy(port: int) -> bool:
 
 
 def read(bs: str, topic: str, count: int) -> list[tuple[bytes, int, int]]:
-    """(value, CreateTime, read time) of ``count`` records of ``topic``, from its start."""
+    """(value, timestamp, read time) of ``count`` records of ``topic``, from its start."""
     consumer = Consumer({**OVERRIDES, "bootstrap.servers": bs, "group.id": uuid.uuid4().hex})
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     out: list[tuple[bytes, int, int]] = []
@@ -237,12 +243,22 @@ def lateness_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
         gen.start()
         got = read(bs, f"{ns}.Bench", count)
         gen.join()
-    due = [int(value.split(b" ", 2)[1]) for value, _, _ in got]
-    late = [created - d for (_, created, _), d in zip(got, due, strict=True)]
-    arrival = [read_at - d for (_, _, read_at), d in zip(got, due, strict=True)]
+    delay = DelayLevels.parse(args.level).delay_ms(1)
+    level_topic = to_kafka_topic(DelayLevels.parse(args.level).topic(1), ns)
+    appended = {value.split(b" ", 1)[0]: at for value, at, _ in read(bs, level_topic, count)}
+    late, parking, end, arrival = [], [], [], []
+    for value, created, read_at in got:
+        number, due = value.split(b" ", 2)[:2]
+        append_ms = appended[number]
+        late.append(created - (append_ms + delay))
+        parking.append(append_ms - (int(due) - delay))
+        end.append(created - int(due))
+        arrival.append(read_at - int(due))
     return {
         "n": len(got), "early": sum(1 for x in late if x < 0),
         "p50": pct(late, 0.5), "p99": pct(late, 0.99), "max": max(late),
+        "park_p50": pct(parking, 0.5), "park_p99": pct(parking, 0.99),
+        "end_p50": pct(end, 0.5), "end_p99": pct(end, 0.99), "end_max": max(end),
         "arr_p50": pct(arrival, 0.5), "arr_p99": pct(arrival, 0.99), "arr_max": max(arrival),
     }  # fmt: skip
 
@@ -329,7 +345,9 @@ def main() -> None:
         show(f"lateness at {args.rate} msg/s for {args.seconds:g} s, level {args.level} "
              "(ms; target forwarder p99 <= 50):", late,
              lambda r: f"records {r['n']:.0f} early {r['early']:.0f} | forwarder p50 "
-             f"{r['p50']:.0f} p99 {r['p99']:.0f} max {r['max']:.0f} | arrival p50 "
+             f"{r['p50']:.0f} p99 {r['p99']:.0f} max {r['max']:.0f} | parking p50 "
+             f"{r['park_p50']:.0f} p99 {r['park_p99']:.0f} | end to end p50 {r['end_p50']:.0f} "
+             f"p99 {r['end_p99']:.0f} max {r['end_max']:.0f} | arrival p50 "
              f"{r['arr_p50']:.0f} p99 {r['arr_p99']:.0f} max {r['arr_max']:.0f}")  # fmt: skip
     if back:
         show(f"backlog of {args.backlog} due records (msgs/s):", back,
