@@ -2,10 +2,10 @@
 
 Input: rows of :func:`rmqcompat.spark.decode.decode_traces` passed once through
 :func:`normalize` (the caller caches that). Per consumer group and
-logical topic, every produced message gets one outcome (:func:`message_outcomes`), and
-:func:`group_figures` counts them; :func:`lateness`, :func:`ladder_conformance` and
-:func:`chart_counts` give the timing figures; :func:`report_rows` joins what the report
-needs into one frame. Nothing here does I/O or collects to the driver.
+logical topic, every produced message gets one outcome (:func:`message_outcomes`, which
+also judges its retries against the delay ladder), and :func:`group_figures` counts them;
+:func:`lateness` and :func:`chart_counts` give the timing figures; :func:`report_rows`
+joins what the report needs into one frame. Nothing here does I/O or collects to the driver.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.window import Window
 
 from rmqcompat.retry import retry_level
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
@@ -86,57 +85,113 @@ def normalize(events: DataFrame) -> DataFrame:
 
 def _message_rows(events: DataFrame) -> DataFrame:
     """What each (group, topic, msg_id) is judged from, as one frame: the group's own
-    events (``kind`` E), a copy of each publish of the topic for every group seen on it
-    (P), and every forward (F, keyed by msg_id alone: a forward marks its message
-    forwarded for every group). Repartitioned by msg_id, so that the aggregation per
-    message and the window per msg_id after it need no further shuffle."""
+    events (``kind`` E), and a copy of each publish (P) and of each forward (F) of the
+    topic for every group seen on it (a forward marks its message forwarded for every
+    group). Repartitioned by msg_id, so that the aggregations per message after it need
+    no further shuffle."""
     keyed = F.col("group").isNotNull() & F.col("topic").isNotNull()
-    pairs = events.where(keyed).select(*_KEY).distinct()
+    pairs = F.broadcast(events.where(keyed).select(*_KEY).distinct())
     scheduled = F.col("delay_level").isNotNull() | F.col("due_ms").isNotNull()
     columns = ["event", "status", "reconsume_times", "timestamp_ms"]
-    own = events.where(keyed).select(*_MSG, *columns, F.lit("E").alias("kind"))
+    own = events.where(keyed).select(
+        *_MSG, *columns, F.lit("E").alias("kind"), F.lit(None).cast("boolean").alias("scheduled")
+    )
+    kind = F.when(_is("PUBLISH"), "P").otherwise("F").alias("kind")
     copies = (
-        events.where(_is("PUBLISH"))
-        .select("topic", "msg_id", *columns, scheduled.alias("scheduled"))
-        .join(F.broadcast(pairs), "topic")
-        .select(*_MSG, *columns, F.lit("P").alias("kind"), "scheduled")
+        events.where(_is("PUBLISH") | _is("FORWARD"))
+        .select("topic", "msg_id", *columns, kind, scheduled.alias("scheduled"))
+        .join(pairs, "topic")
+        .select(*_MSG, *columns, "kind", "scheduled")
     )
-    unkeyed = F.lit(None).cast("string")
-    forwards = events.where(_is("FORWARD")).select(
-        unkeyed.alias("group"), unkeyed.alias("topic"), "msg_id", *columns, F.lit("F").alias("kind")
-    )
-    no_schedule = F.lit(None).cast("boolean").alias("scheduled")
-    return (
-        own.select("*", no_schedule)
-        .unionByName(copies)
-        .unionByName(forwards.select("*", no_schedule))
-        .repartition("msg_id")
-    )
+    return own.unionByName(copies).repartition("msg_id")
 
 
-def _per_message(rows: DataFrame) -> DataFrame:
+def _retry_step(rows: DataFrame) -> DataFrame:
+    """:func:`_message_rows` folded per (group, topic, msg_id, ``k``): ``k`` is the
+    reconsume count a send-back was made at and the one before a delivery's, so one row
+    holds a send-back after delivery k fails and the deliveries that follow it (one
+    reconsume count each), which is what the ladder judges; other events fold by their own
+    count. Clustered by msg_id like its input (no shuffle). Every column is a partial of
+    :func:`_per_message`'s: distinct deliveries are counted as rows, with no set per
+    message."""
     own, copy = F.col("kind") == "E", F.col("kind") == "P"
     consume = own & _is("CONSUME")
-    rt = F.col("reconsume_times")
-    return rows.groupBy(*_MSG).agg(
+    send_back = own & _is("SEND_BACK")
+    rt, at = F.col("reconsume_times"), F.col("timestamp_ms")
+    k = F.when(consume, rt - 1).otherwise(rt)
+    return rows.groupBy(*_MSG, k.alias("k")).agg(
         F.max(copy).alias("produced"),
-        F.min(F.when(copy, F.col("timestamp_ms"))).alias("published_ms"),
+        F.min(F.when(copy, at)).alias("published_ms"),
         # a scheduled (delay level) or timer (due time) message waits parked first
         F.max(F.when(copy, F.col("scheduled"))).alias("scheduled"),
         F.min(F.when(consume & (F.col("status") == "SUCCESS"), rt)).alias("success_rt"),
         F.count(F.when(consume, 1)).alias("deliveries"),
-        # a set, not count_distinct: Spark plans that as a second aggregation
-        F.size(F.collect_set(F.when(consume, rt))).alias("distinct_deliveries"),
+        F.max(consume & rt.isNotNull()).alias("delivered"),
         F.max(F.when(consume, rt)).alias("max_consume_rt"),
         F.max(F.when(own & _is("FORWARD"), rt)).alias("max_forward_rt"),
-        F.max(F.when(own & _is("SEND_BACK"), rt)).alias("last_send_back_rt"),
+        F.max(F.when(send_back, rt)).alias("last_send_back_rt"),
         *[
             F.max(F.when(own, _is(event))).alias(event.lower())
             for event in ("DEAD_LETTER", "DISCARD", "FILTER", "REPLAY")
         ],
-        F.max(F.when(own, F.col("timestamp_ms"))).alias("last_event_ms"),
-        F.max(F.col("kind") == "F").alias("forward_seen"),
+        F.max(F.when(own, at)).alias("last_event_ms"),
+        F.max(F.col("kind") == "F").alias("forwarded"),
+        F.max(F.col("kind") != "F").alias("seen"),
+        F.max(F.when(send_back, at)).alias("sent_ms"),
+        F.min(F.when(consume, at)).alias("next_ms"),
     )
+
+
+def _per_message(rows: DataFrame, policy: AuditPolicy) -> DataFrame:
+    """One row per (group, topic, msg_id) of :func:`_message_rows`, with the retries the
+    ladder judged (a send-back and the first delivery after it; retries still parked are
+    not judged yet) and how many of them broke it (:func:`ladder_violation`)."""
+    judged = (
+        F.col("msg_id").isNotNull() & F.col("sent_ms").isNotNull() & F.col("next_ms").isNotNull()
+    )
+    violation = judged & ladder_violation(F.col("next_ms") - F.col("sent_ms"), F.col("k"), policy)
+    return (
+        _retry_step(rows)
+        .groupBy(*_MSG)
+        .agg(
+            *[F.max(name).alias(name) for name in _ANY],
+            *[F.min(name).alias(name) for name in ("published_ms", "success_rt")],
+            *[F.max(name).alias(name) for name in _MAX_RT],
+            F.sum("deliveries").alias("deliveries"),
+            _count(F.col("delivered"), "distinct_deliveries"),
+            _count(judged, "retries_judged"),
+            _count(violation, "ladder_violations"),
+        )
+        # a message only forwarded (no publish, no event of the group) is not one
+        .where(F.col("seen"))
+    )
+
+
+#: Columns of :func:`_retry_step` that :func:`_per_message` takes the maximum of.
+_ANY = (
+    "produced",
+    "scheduled",
+    "dead_letter",
+    "discard",
+    "filter",
+    "replay",
+    "last_event_ms",
+    "forwarded",
+    "seen",
+)
+_MAX_RT = ("max_consume_rt", "max_forward_rt", "last_send_back_rt")
+
+
+def ladder_violation(interval_ms: Column, k: Column, policy: AuditPolicy) -> Column:
+    """Whether a retry after delivery ``k`` failed (``k`` >= 0), delivered ``interval_ms``
+    after its send-back, breaks the ladder: outside ``[delay - early_ms, delay +
+    late_ms]``, where delay is the ladder's for level ``3 + k``."""
+    delays = F.array(*[F.lit(ms) for ms in policy.expected_delays_ms()])
+    # k < 0 (a first delivery) is never judged; the index stays valid for it all the same,
+    # since Spark may evaluate this before the condition that excludes it
+    index = F.least(F.greatest(k, F.lit(0)) + 1, F.lit(policy.levels.max_level))
+    expected = F.element_at(delays, index)
+    return (interval_ms < expected - policy.early_ms) | (interval_ms > expected + policy.late_ms)
 
 
 def message_outcomes(events: DataFrame, policy: AuditPolicy) -> DataFrame:
@@ -145,16 +200,13 @@ def message_outcomes(events: DataFrame, policy: AuditPolicy) -> DataFrame:
 
     Columns: ``produced``, ``published_ms``, ``success_rt`` (reconsume count of the first
     successful delivery), ``deliveries``, ``duplicate_deliveries`` (deliveries beyond one
-    per reconsume count), the event flags, ``parked`` and ``outcome``: one of
+    per reconsume count), the event flags, ``retries_judged`` and ``ladder_violations``
+    (:func:`_per_message`) and ``outcome``: one of
     ``succeeded``, ``dead_lettered``, ``discarded``, ``filtered``, ``parked``, ``lost``,
     ``pending`` (no success yet, last event within the grace period).
     """
-    by_message = Window.partitionBy("msg_id")
-    rows = (
-        _per_message(_message_rows(events))
-        .withColumn("forwarded", F.max("forward_seen").over(by_message))
-        .where(F.col("group").isNotNull())  # forwards' own rows: only marks
-        .fillna(False, ["scheduled", "dead_letter", "discard", "filter", "replay"])
+    rows = _per_message(_message_rows(events), policy).fillna(
+        False, ["scheduled", "dead_letter", "discard", "filter", "replay"]
     )
     rt = F.col("last_send_back_rt")
     later = F.greatest(F.col("max_consume_rt"), F.col("max_forward_rt"))
@@ -185,6 +237,8 @@ def message_outcomes(events: DataFrame, policy: AuditPolicy) -> DataFrame:
         F.col("filter").alias("filtered"),
         F.col("replay").alias("replayed"),
         "last_event_ms",
+        "retries_judged",
+        "ladder_violations",
         outcome.alias("outcome"),
     )
 
@@ -208,8 +262,13 @@ FIGURES = (
 )
 
 
+#: The ladder's counts per message (:func:`_per_message`), summed per group and topic.
+_LADDER = ("retries_judged", "ladder_violations")
+
+
 def group_figures(outcomes: DataFrame) -> DataFrame:
-    """Per (group, topic): the counts of :data:`FIGURES` and ``retried``, a map from
+    """Per (group, topic): the counts of :data:`FIGURES`, ``retries_judged`` and
+    ``ladder_violations``, and ``retried``, a map from
     retries (>= 1) to the messages that succeeded after that many. One aggregation: counts
     per (group, topic, ``success_rt``) first, then summed per (group, topic)."""
     produced = F.col("produced")
@@ -225,11 +284,12 @@ def group_figures(outcomes: DataFrame) -> DataFrame:
         F.sum("duplicate_deliveries").alias("duplicate_deliveries"),
         _count(outcome == "filtered", "filtered"),
         _count(outcome == "pending", "pending"),
+        *[F.sum(name).alias(name) for name in _LADDER],
         F.count("*").alias("messages"),
     )
     bar = F.struct(F.col("success_rt").alias("retries"), F.col("messages"))
     return per_retries.groupBy(*_KEY).agg(
-        *[F.sum(name).alias(name) for name in FIGURES],
+        *[F.sum(name).alias(name) for name in (*FIGURES, *_LADDER)],
         # collect_list skips the nulls of the rows with fewer than one retry
         F.map_from_entries(F.collect_list(F.when(F.col("success_rt") >= 1, bar))).alias("retried"),
     )
@@ -252,54 +312,11 @@ def lateness(events: DataFrame) -> DataFrame:
     )
 
 
-def ladder_conformance(events: DataFrame, policy: AuditPolicy) -> DataFrame:
-    """One row per judged retry: a send-back (after delivery k failed) and the first
-    delivery k+1 that followed; ``interval_ms``, ``expected_ms`` (ladder delay of level
-    3 + k) and ``violation``. Retries still parked are not judged yet.
-
-    One aggregation keyed by (message, k): send-backs at reconsume count k and
-    deliveries at k + 1 fall into the same group (null keys pair with nothing)."""
-    send_back, consume = _is("SEND_BACK"), _is("CONSUME")
-    k = F.when(send_back, F.col("reconsume_times")).otherwise(F.col("reconsume_times") - 1)
-    keyed = F.col("group").isNotNull() & F.col("topic").isNotNull() & F.col("msg_id").isNotNull()
-    pairs = (
-        events.where((send_back | consume) & keyed & k.isNotNull())
-        .groupBy(*_MSG, k.alias("reconsume_times"))
-        .agg(
-            F.max(F.when(send_back, F.col("timestamp_ms"))).alias("sent_ms"),
-            F.min(F.when(consume, F.col("timestamp_ms"))).alias("next_ms"),
-        )
-        .where(F.col("sent_ms").isNotNull() & F.col("next_ms").isNotNull())
-    )
-    delays = F.array(*[F.lit(ms) for ms in policy.expected_delays_ms()])
-    index = F.least(F.col("reconsume_times") + 1, F.lit(policy.levels.max_level))
-    interval = F.col("next_ms") - F.col("sent_ms")
-    expected = F.element_at(delays, index)
-    return pairs.select(
-        *_MSG, "reconsume_times", interval.alias("interval_ms"), expected.alias("expected_ms")
-    ).withColumn(
-        "violation",
-        (F.col("interval_ms") < F.col("expected_ms") - policy.early_ms)
-        | (F.col("interval_ms") > F.col("expected_ms") + policy.late_ms),
-    )
-
-
-def ladder_violations(conformance: DataFrame) -> DataFrame:
-    """Per (group, topic): judged retries and violations of :func:`ladder_conformance`."""
-    return conformance.groupBy(*_KEY).agg(
-        F.count("*").alias("retries_judged"), _count(F.col("violation"), "ladder_violations")
-    )
-
-
-def report_rows(outcomes: DataFrame, events: DataFrame, policy: AuditPolicy) -> DataFrame:
+def report_rows(outcomes: DataFrame, events: DataFrame) -> DataFrame:
     """One row per (group, topic) of ``outcomes``: :func:`group_figures`, with
-    :func:`lateness` and :func:`ladder_violations` of ``events`` joined on (null where
-    the pair had no forward / no judged retry); one query for the whole report."""
-    return (
-        group_figures(outcomes)
-        .join(lateness(events), _KEY, "left")
-        .join(ladder_violations(ladder_conformance(events, policy)), _KEY, "left")
-    )
+    :func:`lateness` of ``events`` joined on (null where the pair had no forward); one
+    query for the whole report."""
+    return group_figures(outcomes).join(lateness(events), _KEY, "left")
 
 
 def chart_counts(late: DataFrame, flow: DataFrame, bucket_ms: int) -> DataFrame:

@@ -108,7 +108,7 @@ def _run(events: DataFrame, unreadable: int, job: AuditJob, out: Path) -> dict[s
     computed.write.mode("overwrite").parquet(str(outcomes_dir))
     # read back (small) rather than computed again; the schema given: no files if empty
     outcomes = events.sparkSession.read.schema(computed.schema).parquet(str(outcomes_dir))
-    rows = [row.asDict() for row in audit.report_rows(outcomes, events, policy).collect()]
+    rows = [row.asDict() for row in audit.report_rows(outcomes, events).collect()]
     pairs = [(row["group"], row["topic"]) for row in rows if row["group"] and row["topic"]]
     lag = consumer_lag(job.client, pairs) if job.lag else {}
     meta = {
