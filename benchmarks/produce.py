@@ -14,7 +14,8 @@ acks=all, linger.ms=5; librdkafka's default batch size), the same topic (4 parti
   real application needs the outcome); ``poll(0)`` after each produce, as confluent-kafka
   recommends; clock stops after ``flush()``.
 
-Runs alternate raw/SDK; prints msgs/s per run, the medians and the ratio SDK / raw.
+Runs alternate raw/SDK; prints msgs/s per run, the medians and the ratio SDK / raw, and
+the load average before and after (the machine's other work moves both sides' figures).
 
     python benchmarks/produce.py [-n 200000] [--runs 5] [--trace on|off]
         [--bootstrap-servers HOST:PORT]
@@ -27,6 +28,7 @@ Without ``--bootstrap-servers`` it starts its own dev broker.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 import uuid
@@ -98,7 +100,7 @@ def main() -> None:
     )
     add_broker_options(parser)
     args = parser.parse_args()
-    print(f"trace {args.trace}", flush=True)
+    print(f"trace {args.trace}; load average {_load()}", flush=True)
     with broker(args) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         ensure_topics({"bootstrap.servers": bootstrap}, {topic: TopicSpec(4)})
@@ -111,6 +113,11 @@ def main() -> None:
     print(f"median sdk send_async: {sdk_median:,.0f} msgs/s ({args.messages} x 200 B)")
     print(f"median raw produce:    {raw_median:,.0f} msgs/s")
     print(f"ratio sdk/raw:         {sdk_median / raw_median:.2f}")
+    print(f"load average after:    {_load()}")
+
+
+def _load() -> str:
+    return " ".join(f"{load:.2f}" for load in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -120,6 +120,21 @@ class Message:
     deliver_time_ms: int | None = None
 
     def __post_init__(self) -> None:
+        # Most messages (a topic seen before, a bytes body, no keys, properties, delay or
+        # timer) pass every check below: one test instead of ten calls, per message sent.
+        if (
+            type(self.topic) is str
+            and self.topic in _valid_topics
+            and type(self.body) is bytes
+            and (self.tags is None or type(self.tags) is str)
+            and self.keys is None
+            and type(self.flag) is int
+            and type(self.properties) is dict
+            and not self.properties
+            and type(self.delay_time_level) is int
+            and self.deliver_time_ms is None
+        ):
+            return
         _check_type("topic", self.topic, str, "str")
         _validate_topic(self.topic)
         _check_type("body", self.body, (bytes, str), "bytes or str")

@@ -1,4 +1,4 @@
-"""One send in flight: the record, its retry budget and the future that reports it."""
+"""One send in flight: the record, its retry budget, and (being its future) its outcome."""
 
 from __future__ import annotations
 
@@ -7,19 +7,27 @@ from collections.abc import Callable
 from typing import Any
 
 from rmqcompat.message import Message
-from rmqcompat.producer.send_future import OutcomeCallback, SendFuture
+from rmqcompat.producer.send_future import OutcomeCallback, SendFuture, send_ok
+from rmqcompat.producer.send_result import SendResult
 from rmqcompat.producer.spool import SpoolEntry
 from rmqcompat.wire import OutgoingRecord
 
 #: Receives a delivery report: (the send, librdkafka's error or None, the record).
 ReportHandler = Callable[["PendingSend", Any, Any], None]
 
+#: Headers of a send: a list (built records), or a dict of unique names (the plain path:
+#: a dict of str to bytes is never tracked by the cyclic garbage collector).
+SendHeaders = list[tuple[str, bytes | None]] | dict[str, bytes]
 
-class PendingSend:
-    """A send between ``submit`` and its single outcome (result or exception).
 
-    The record's parts are kept flat (no ``OutgoingRecord`` unless it is spooled) and the
-    object is itself librdkafka's delivery callback: both save allocations on every send.
+class PendingSend(SendFuture):
+    """A send between ``submit`` and its single outcome, and the future that reports it.
+
+    One object per send does three jobs: it is the :class:`SendFuture` that ``send_async``
+    returns, librdkafka's delivery callback (``__call__``), and the record's parts kept
+    flat (no ``OutgoingRecord`` unless it is spooled); each saves an allocation on every
+    send. Once delivered it lets go of the body, headers and message (:meth:`release`), so
+    a future the caller keeps does not keep them.
 
     Args:
         topic, value, key, headers, partition: the record to produce (same on every attempt).
@@ -28,14 +36,13 @@ class PendingSend:
         message: the caller's message, handed back inside a ``SendError``.
         max_attempts: 1 + the retries allowed.
         deadline: ``time.monotonic()`` after which no new attempt starts; None: no limit.
-        spool_entry: set when this send re-sends a spooled message (never re-spooled).
         on_outcome: called once with the ``SendResult`` or the exception.
+        spool_entry: set when this send re-sends a spooled message (never re-spooled).
     """
 
     __slots__ = (
         "attempts",
         "deadline",
-        "future",
         "headers",
         "key",
         "logical_topic",
@@ -46,6 +53,8 @@ class PendingSend:
         "partition",
         "producer",
         "spool_entry",
+        "stored_offset",
+        "stored_partition",
         "topic",
         "value",
     )
@@ -55,30 +64,31 @@ class PendingSend:
         topic: str,
         value: bytes,
         key: bytes | None,
-        headers: list[tuple[str, bytes | None]],
+        headers: SendHeaders,
         msg_id: str,
         logical_topic: str,
         message: Message,
         max_attempts: int,
         deadline: float | None = None,
-        *,
+        on_outcome: OutcomeCallback | None = None,
         partition: int | None = None,
         spool_entry: SpoolEntry | None = None,
-        on_outcome: OutcomeCallback | None = None,
     ) -> None:
+        SendFuture.__init__(self, on_outcome)
         self.topic = topic
-        self.value = value
+        self.value: bytes | None = value
         self.key = key
-        self.headers = headers
+        self.headers: SendHeaders | None = headers
         self.partition = partition
         self.msg_id = msg_id
         self.logical_topic = logical_topic
-        self.message = message
+        self.message: Message | None = message
         self.max_attempts = max_attempts
         self.deadline = deadline
         self.spool_entry = spool_entry
         self.attempts = 0
-        self.future = SendFuture(on_outcome)
+        #: Where the broker stored the record (set by :meth:`set_stored`).
+        self.stored_partition = self.stored_offset = -1
         #: The client of the current attempt and who handles its report (set per attempt).
         self.producer: Any = None
         self.on_report: ReportHandler | None = None
@@ -101,7 +111,41 @@ class PendingSend:
         )
 
     def record(self) -> OutgoingRecord:
-        return OutgoingRecord(self.topic, self.value, self.key, self.headers, self.partition)
+        """The record this send produces (not after :meth:`release`)."""
+        headers = self.headers
+        if isinstance(headers, dict):
+            headers = list(headers.items())
+        if self.value is None or headers is None:
+            raise ValueError(f"send {self.msg_id} was delivered and released its record")
+        return OutgoingRecord(self.topic, self.value, self.key, headers, self.partition)
+
+    def set_stored(self, partition: int, offset: int) -> None:
+        """Complete as delivered: the broker stored the record at ``partition``/``offset``.
+
+        As ``set_delivered``, with the delivery kept in two int slots instead of a tuple:
+        one object less per send for the cyclic garbage collector to count and scan.
+
+        Raises:
+            InvalidStateError: the future already has its outcome.
+        """
+        self.stored_partition, self.stored_offset = partition, offset
+        self._complete(None, None, None)
+
+    def _acknowledged(self) -> SendResult:
+        if self._delivery is not None:  # completed by set_delivered instead
+            return super()._acknowledged()
+        return send_ok(
+            self.msg_id,
+            self.logical_topic,
+            self.topic,
+            self.stored_partition,
+            self.stored_offset,
+            self.attempts,
+        )
+
+    def release(self) -> None:
+        """Drop the body, headers, message and client once delivered (never re-produced)."""
+        self.value = self.headers = self.message = self.producer = self.on_report = None
 
     def remaining_s(self, now: float | None = None) -> float | None:
         if self.deadline is None:

@@ -57,6 +57,7 @@ class Pipeline:
     ) -> None:
         self._settings = dict(settings)
         self._tracer = tracer or Tracer.disabled()
+        self._traced = self._tracer.enabled  # read once per delivery report
         self._queue_wait_s = queue_wait_s
         self._backoff = backoff
         self._spool = spool
@@ -68,10 +69,10 @@ class Pipeline:
         self._closed = threading.Event()
         self._poller = threading.Thread(target=self._poll, name="rmqcompat-producer-poll")
         self._poller.daemon = True
-        # Sends between submit and outcome; a plain lock (not a Condition) because it is
-        # taken twice per send, and the drain event is only signalled while draining.
-        self._count_lock = threading.Lock()
-        self._in_flight = 0
+        # Sends between submit and outcome. A set, not a counter under a lock: add and
+        # discard are each one atomic step (no lock round twice per send), and the drain
+        # event is only signalled while draining (see drain and _settle for the order).
+        self._in_flight: set[PendingSend] = set()
         self._draining = False
         self._drained = threading.Event()
         # One bound method shared by every send, instead of a closure per attempt.
@@ -98,8 +99,7 @@ class Pipeline:
 
         May block up to the send's remaining time while librdkafka's queue is full.
         """
-        with self._count_lock:
-            self._in_flight += 1
+        self._in_flight.add(pending)
         if error is None:
             self._attempt(pending)
         else:
@@ -117,22 +117,23 @@ class Pipeline:
         Raises:
             SendError: the send failed.
         """
-        future, remaining = pending.future, pending.remaining_s()
+        remaining = pending.remaining_s()
         try:
-            return future.result(timeout=None if remaining is None else max(0.0, remaining))
+            return pending.result(timeout=None if remaining is None else max(0.0, remaining))
         except TimeoutError:
             error = timed_out("no delivery report within send_msg_timeout")
             self._scheduler.call_later(0, partial(self._give_up, pending, error))
-            return future.result()
+            return pending.result()
 
     def drain(self) -> None:
         """Block until every submitted send has its outcome (each attempt is time-bounded)."""
+        # Flag first, then look: a send settled in between either sees the flag (and sets
+        # the event) or left the set before the look.
         while True:
-            with self._count_lock:
-                if not self._in_flight:
-                    return
-                self._draining = True
-                self._drained.clear()
+            self._draining = True
+            self._drained.clear()
+            if not self._in_flight:
+                return
             self._drained.wait()
 
     def close(self) -> None:
@@ -218,23 +219,17 @@ class Pipeline:
             return
         if pending.spool_entry is not None:
             self._unspool(pending.spool_entry)
-        # The SendResult is built lazily, when (if ever) someone reads it.
-        delivery = (
-            pending.msg_id,
-            pending.logical_topic,
-            pending.topic,
-            msg.partition(),
-            msg.offset(),
-            pending.attempts,
-        )
+        message = pending.message
         try:
-            pending.future.set_delivered(delivery)
+            # the SendResult is built lazily, when (if ever) someone reads it
+            pending.set_stored(msg.partition(), msg.offset())
         except InvalidStateError:
             log.info("message %s was delivered after its send timed out", pending.msg_id)
             return  # the timeout outcome stands and was settled
-        if self._tracer.enabled:
-            hooks.published(self._tracer, pending.message, pending.msg_id, pending.topic, None)
-        self._settle()
+        pending.release()  # the caller may keep the future: not the body with it
+        if self._traced and message is not None:
+            hooks.published(self._tracer, message, pending.msg_id, pending.topic, None)
+        self._settle(pending)
 
     def _unspool(self, entry: SpoolEntry) -> None:
         # Deleted only now that the broker acknowledged the re-send. If deleting fails the
@@ -268,7 +263,7 @@ class Pipeline:
             self._scheduler.call_later(0, partial(self._give_up, pending, err))
 
     def _give_up(self, pending: PendingSend, err: KafkaError) -> None:
-        if pending.future.done():  # timed out already (see wait); this is a late report
+        if pending.done():  # timed out already (see wait); this is a late report
             return
         if self._spool is not None and pending.spool_entry is None and is_retriable(err):
             entry = SpoolEntry(
@@ -284,22 +279,24 @@ class Pipeline:
                 )
                 self._resolve(pending, spooled)
                 return
-        self._resolve(pending, send_error(err, pending.message, pending.attempts))
+        message = pending.message
+        assert message is not None  # released only once delivered, and it was not
+        self._resolve(pending, send_error(err, message, pending.attempts))
 
     def _resolve(self, pending: PendingSend, outcome: SendResult | BaseException) -> None:
         try:
             if isinstance(outcome, BaseException):
-                pending.future.set_exception(outcome)
+                pending.set_exception(outcome)
             else:
-                pending.future.set_result(outcome)
+                pending.set_result(outcome)
         except InvalidStateError:
             # Delivered while its deadline passed: the delivery stands and was settled (a
             # spool entry written meanwhile is re-sent later: a duplicate, never a loss).
             return
-        self._settle()
+        self._settle(pending)
 
-    def _settle(self) -> None:
-        with self._count_lock:
-            self._in_flight -= 1
-            if self._draining and not self._in_flight:
-                self._drained.set()
+    def _settle(self, pending: PendingSend) -> None:
+        in_flight = self._in_flight
+        in_flight.discard(pending)
+        if self._draining and not in_flight:
+            self._drained.set()

@@ -139,6 +139,7 @@ class DefaultMQProducer(Lifecycle):
         self._submitter = Submitter(
             self.settings.client, self._topics, self._pipeline, clock_ms, timer_max_delay_sec * 1000
         )
+        self._async_attempts = 1 + retry_times_when_send_async_failed
         self._state = _State.CREATED
         self._state_lock = threading.Lock()
 
@@ -248,8 +249,10 @@ class DefaultMQProducer(Lifecycle):
             ClientStateError, InvalidNameError, MessageTooLargeError, ConfigError: as
                 :meth:`send`, before any I/O. Send failures go to the future instead.
         """
-        attempts = 1 + self.settings.retry_times_when_send_async_failed
-        return self._submit(msg, sharding_key, attempts, None, callback).future
+        # _submit inlined: this runs once per message
+        if self._state is not _State.RUNNING:
+            self._check_running()
+        return self._submitter.submit(msg, sharding_key, self._async_attempts, None, callback)
 
     def send_oneway(self, msg: Message, sharding_key: ShardingKey = None) -> None:
         """Fire and forget: like :meth:`send_async`; a final failure is logged (and spooled

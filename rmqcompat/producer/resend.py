@@ -79,7 +79,7 @@ class Resender:
             spool_entry=entry,
         )
         self._pipeline.submit(pending)
-        return pending.future
+        return pending
 
     def _run(self, spool: Spool, interval_s: float) -> None:
         while not self._stop.wait(interval_s):

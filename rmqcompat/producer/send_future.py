@@ -144,10 +144,14 @@ class SendFuture:
     def _built(self) -> SendResult:
         with _lock:  # two readers at once build it once: result() is the same object
             if self._sent is None:
-                assert self._delivery is not None  # done without an error: delivered
-                self._sent = _send_ok(self._delivery)
+                self._sent = self._acknowledged()
                 self._delivery = None
             return self._sent
+
+    def _acknowledged(self) -> SendResult:
+        """The ``SendResult`` of a delivered send, from what ``set_delivered`` stored."""
+        assert self._delivery is not None  # done without an error: delivered
+        return send_ok(*self._delivery)
 
     # -- the producer's side --------------------------------------------------------------
 
@@ -195,8 +199,10 @@ def _call(fn: Callable[[Any], object], arg: object) -> None:
         _log.exception("exception calling callback for %r", arg)
 
 
-def _send_ok(delivery: Delivery) -> SendResult:
-    msg_id, logical, physical, partition, offset, attempts = delivery
+def send_ok(
+    msg_id: str, logical: str, physical: str, partition: int, offset: int, attempts: int
+) -> SendResult:
+    """The ``SendResult`` of a send the broker stored at ``partition``/``offset``."""
     return SendResult(
         SendStatus.SEND_OK,
         msg_id,

@@ -45,6 +45,7 @@ class Submitter:
         timer_max_delay_ms: int,
     ) -> None:
         self._client = client
+        self._max_size = client.max_message_size
         self._topics = topics
         self._pipeline = pipeline
         self._clock_ms = clock_ms
@@ -59,28 +60,32 @@ class Submitter:
         callback: SendCallback | None = None,
     ) -> PendingSend:
         # The hot path of every send: keep it free of per-send locks and needless objects.
-        msg.check_size(self._client.max_message_size)
+        body = msg.body_bytes()
+        if len(body) > self._max_size:
+            msg.check_size(self._max_size)  # raises MessageTooLargeError, naming the limit
         physical = self._topics.physical(msg.topic)
         msg_id = new_message_id()
         now_ms = self._clock_ms()
         headers = plain_headers(msg, msg_id, now_ms)
-        if headers is not None:
-            pending = PendingSend(
-                physical,
-                msg.body_bytes(),
-                encode_key(key),
-                headers,
-                msg_id,
-                msg.topic,
-                msg,
-                attempts,
-                deadline,
-                on_outcome=callback,
+        if headers is None:
+            return self._submit_built(
+                msg, key, attempts, deadline, callback, physical, msg_id, now_ms
             )
-            missing = self._topics.missing(self._pipeline.producer, physical, deadline)
-            self._pipeline.submit(pending, missing)
-            return pending
-        return self._submit_built(msg, key, attempts, deadline, callback, physical, msg_id, now_ms)
+        pending = PendingSend(
+            physical,
+            body,
+            None if key is None else encode_key(key),
+            headers,
+            msg_id,
+            msg.topic,
+            msg,
+            attempts,
+            deadline,
+            callback,
+        )
+        missing = self._topics.missing(self._pipeline.producer, physical, deadline)
+        self._pipeline.submit(pending, missing)
+        return pending
 
     def _submit_built(
         self,
