@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rmqcompat.dlq.ledger import PAGE_SIZE, LedgerPage, Row, ledger_key, page_key
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.republish import Header, Target, kafka_topic, replay_headers, replay_stamp
-from rmqcompat.message_id import new_message_id
+from rmqcompat.message_id import new_message_id, new_message_ids
 
 #: One dead letter to replay: the letter, its logical destination, its replay number.
 Pending = tuple[DeadLetter, str, int]
@@ -74,8 +74,9 @@ class ChunkBuilder:
         records: list[Record] = []
         rows: list[Row] = []
         add_record, add_row = records.append, rows.append
-        for letter, topic, replay in pending:
-            new_id = new_message_id()
+        for (letter, topic, replay), new_id in zip(
+            pending, new_message_ids(len(pending)), strict=True
+        ):
             dlq_id = letter.dlq_id
             replay_id = ledger_key(group, dlq_id, replay)
             headers = replay_headers(letter, target, new_id, replay_id, stamp)

@@ -14,7 +14,9 @@ are stored once and a replay costs no record of its own.
   ``dlq replay`` run (a fresh message id, unique across hosts) and a page number unique in
   that run (increasing; not every number is written). Keys are never reused, so
   compaction never drops a page.
-- value: a UTF-8 JSON object with exactly these fields:
+- value: UTF-8 text, in one of two formats (:mod:`rmqcompat.dlq.page` writes format 2
+  when it can; readers must take both, ledgers are kept forever). Either way a page has
+  the shared fields
 
   ===========  ==============================================================
   ``group``    logical consumer group whose DLQ held the messages
@@ -22,10 +24,9 @@ are stored once and a replay costs no record of its own.
   ``host``     the host it ran on
   ``when_ms``  epoch milliseconds of the replay (of this page's transaction)
   ``command``  the command line (secrets masked)
-  ``replays``  one array per replayed dead letter, in the order of :data:`COLUMNS`
   ===========  ==============================================================
 
-  :data:`COLUMNS`, each replay's array, in order:
+  and one row per replayed dead letter, with these fields (:data:`COLUMNS`):
 
   ===================  ====================================================
   ``dlq_id``           the dead letter's position ``<physical DLQ topic>@<partition>@<offset>``
@@ -38,6 +39,24 @@ are stored once and a replay costs no record of its own.
   ``replay``           0 for the first replay of this dead letter, n for the n-th forced one
   ===================  ====================================================
 
+  Format 2 (written since 2026-11, about 95 bytes a replay): a JSON object with exactly
+  the shared fields and ``"format": 2`` on the first line; then one line per replay
+  (lines end with ``\n``, none after the last), its fields separated by tabs, in one of
+  three shapes:
+
+  - 7 fields: ``dlq_id``, ``msg_id``, ``replayed_msg_id``, ``replay`` (decimal, no
+    leading zeros), ``origin_msg_id``, ``original_topic``, ``replayed_to``; the first
+    row always has 7;
+  - 5 fields: the first 5 of those; both topics are the row above's;
+  - 4 fields: the first 4; ``origin_msg_id`` is ``msg_id`` and both topics are the row
+    above's.
+
+  A page with a tab or a line break in a field is written in format 1.
+
+  Format 1 (every page before format 2): one JSON object with exactly the shared fields
+  and ``replays``: one array per replay, its fields in :data:`COLUMNS` order. It has no
+  line break (JSON escapes them), which tells the formats apart.
+
 Each replay has an id, ``<group>/<dlq_id>`` with ``#<n>`` appended for the n-th forced
 replay (:func:`ledger_key`, :attr:`LedgerEntry.key`); one dead letter per ``dlq_id``: a
 message that dies again after a replay is a new dead letter with a new position. A
@@ -49,42 +68,48 @@ records (``isolation.level=read_committed``, librdkafka's default).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 
 from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from rmqcompat.config import ClientConfig
+from rmqcompat.dlq.page import (
+    COLUMNS,
+    PAGE_SIZE,
+    LedgerEntry,
+    LedgerPage,
+    Row,
+    ledger_key,
+    page_key,
+)
 from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S, reader, scan
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.topics.naming import REPLAY_LOG_TOPIC, to_kafka_topic
 from rmqcompat.topics.spec import TopicSpec
 
+__all__ = [
+    "COLUMNS",
+    "LEDGER_SPEC",
+    "PAGE_SIZE",
+    "LedgerEntry",
+    "LedgerPage",
+    "Row",
+    "ledger_end",
+    "ledger_key",
+    "ledger_reader",
+    "ledger_topic",
+    "page_key",
+    "read_ledger",
+    "replay_counts",
+]
+
 _log = logging.getLogger("rmqcompat.dlq")
 
 #: How the ledger topic is created: one partition (one ordered log), compacted, forever.
 LEDGER_SPEC = TopicSpec(partitions=1, configs={"cleanup.policy": "compact", "retention.ms": "-1"})
-
-#: Replays per ledger record. A replay takes 150-250 bytes of JSON (at most about 700 with
-#: the longest legal names), so a page stays far below Kafka's 1 MB record limit.
-PAGE_SIZE = 500
-
-#: The fields of one replay in a page's ``replays``, in order.
-COLUMNS = (
-    "dlq_id",
-    "msg_id",
-    "origin_msg_id",
-    "original_topic",
-    "replayed_to",
-    "replayed_msg_id",
-    "replay",
-)
-#: One replay as a page stores it, in :data:`COLUMNS` order.
-Row = tuple[str, str, str, str, str, str, int]
 
 _NEW_TOPIC_ERRORS = frozenset(
     {
@@ -94,100 +119,11 @@ _NEW_TOPIC_ERRORS = frozenset(
     }
 )
 _RETRY_PAUSE_S = 0.05
-_SHARED = ("group", "who", "host", "when_ms", "command")
-_FIELDS = frozenset({*_SHARED, "replays"})
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def ledger_topic(namespace: str) -> str:
     """The physical ledger topic of ``namespace``."""
     return to_kafka_topic(REPLAY_LOG_TOPIC, namespace)
-
-
-def ledger_key(group: str, dlq_id: str, replay: int = 0) -> str:
-    """The id of replay number ``replay`` of the dead letter at ``dlq_id`` of ``group``."""
-    base = f"{group}/{dlq_id}"
-    return f"{base}#{replay}" if replay else base
-
-
-def page_key(group: str, run: str, page: int) -> str:
-    """The record key of page ``page`` of replay run ``run`` of ``group``."""
-    return f"{group}/{run}.{page}"
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One replay, as :func:`read_ledger` gives it: its row and its page's shared fields."""
-
-    group: str
-    dlq_id: str
-    msg_id: str
-    origin_msg_id: str
-    original_topic: str
-    replayed_to: str
-    replayed_msg_id: str
-    who: str
-    host: str
-    when_ms: int
-    command: str
-    replay: int = 0
-
-    @property
-    def key(self) -> str:
-        """The replay's id, as in its message's ``REPLAY_ID`` header."""
-        return ledger_key(self.group, self.dlq_id, self.replay)
-
-
-@dataclass(frozen=True)
-class LedgerPage:
-    """One ledger record: replays of ``group`` that share who, host, time and command."""
-
-    group: str
-    who: str
-    host: str
-    when_ms: int
-    command: str
-    replays: Sequence[Row]
-
-    def encode(self) -> bytes:
-        """The record's value (the key is :func:`page_key`)."""
-        return _encoder.encode(vars(self)).encode("utf-8")
-
-    @classmethod
-    def decode(cls, value: bytes) -> LedgerPage:
-        """Raises MalformedHeaderError: ``value`` is not a ledger page."""
-        try:
-            document = json.loads(value.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MalformedHeaderError(f"ledger record is not UTF-8 JSON: {exc}") from None
-        if not isinstance(document, dict) or set(document) != _FIELDS:
-            raise MalformedHeaderError(f"ledger record fields are not {sorted(_FIELDS)}")
-        replays = document["replays"]
-        if (
-            type(document["when_ms"]) is not int
-            or not all(isinstance(document[name], str) for name in _SHARED if name != "when_ms")
-            or not isinstance(replays, list)
-            or not all(_is_row(row) for row in replays)
-        ):
-            raise MalformedHeaderError("ledger record has a field of the wrong type")
-        return cls(**{**document, "replays": [tuple(row) for row in replays]})
-
-    def entries(self) -> Iterator[LedgerEntry]:
-        """One entry per replay of the page, in order."""
-        shared = (self.who, self.host, self.when_ms, self.command)
-        for dlq_id, msg_id, origin, original, replayed_to, new_id, replay in self.replays:
-            yield LedgerEntry(
-                self.group, dlq_id, msg_id, origin, original, replayed_to, new_id, *shared, replay
-            )
-
-
-def _is_row(row: object) -> bool:
-    return (
-        isinstance(row, list)
-        and len(row) == len(COLUMNS)
-        and all(isinstance(value, str) for value in row[:-1])
-        and type(row[-1]) is int
-    )
 
 
 def read_ledger(config: ClientConfig) -> Iterator[LedgerEntry]:

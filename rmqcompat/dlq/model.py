@@ -33,12 +33,18 @@ class HeaderLayout:
     finding a header is an index, not a search, and the layout is where per-sequence
     facts (which headers a replay keeps) are computed once."""
 
-    __slots__ = ("first", "names")
+    __slots__ = ("first", "ids", "names")
 
     def __init__(self, names: tuple[str, ...]) -> None:
         self.names = names
         #: name -> index of its first header
         self.first: dict[str, int] = {name: i for i, name in reversed(list(enumerate(names)))}
+        #: the indexes of the first ``UNIQ_KEY``, ``ORIGIN_MESSAGE_ID`` and ``RETRY_TOPIC``
+        self.ids: tuple[int | None, int | None, int | None] = (
+            self.first.get(props.UNIQ_KEY),
+            self.first.get(props.ORIGIN_MESSAGE_ID),
+            self.first.get(props.RETRY_TOPIC),
+        )
 
 
 #: Layouts seen so far, by names; forgotten at once when full (odd headers are rare).
@@ -153,13 +159,10 @@ class DeadLetter:
         look at the headers' layout; returns the layout."""
         headers = self.headers
         layout = header_layout(headers)
-        first = layout.first.get
-        at = first(props.UNIQ_KEY)
-        msg_id = "" if at is None else _lenient(headers[at][1])
-        at = first(props.ORIGIN_MESSAGE_ID)
-        origin = "" if at is None else _lenient(headers[at][1])
-        at = first(props.RETRY_TOPIC)
-        original = "" if at is None else _lenient(headers[at][1])
+        at_msg_id, at_origin, at_original = layout.ids
+        msg_id = "" if at_msg_id is None else _lenient(headers[at_msg_id][1])
+        origin = "" if at_origin is None else _lenient(headers[at_origin][1])
+        original = "" if at_original is None else _lenient(headers[at_original][1])
         msg_id = msg_id or self.dlq_id
         assign = object.__setattr__
         assign(self, "_msg_id", msg_id)

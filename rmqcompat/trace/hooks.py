@@ -142,9 +142,6 @@ def replayed(
 ) -> None:
     """Dead letters of ``group`` were sent again (committed): each ``(msg_id, original
     topic, replayed to, origin msg id)``; ``command`` is the operator's command line."""
-    for msg_id, topic, replayed_to, origin in letters:
-        tracer.emit(
-            tracer.events.replay(
-                msg_id, group, topic, replayed_to, origin_msg_id=origin, reason=command
-            )
-        )
+    emit = tracer.sink.emit
+    for event in tracer.events.replays(group, letters, command):
+        emit(event)

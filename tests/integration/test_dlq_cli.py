@@ -158,6 +158,38 @@ def test_a_replay_waits_for_an_open_ledger_transaction_of_another_group(dlq, bro
         assert groups == ["H", "G", "G", "G", "G"]  # the aborted page is not in the ledger
 
 
+def test_pages_an_older_version_wrote_as_json_still_count(dlq):
+    """Ledgers are kept forever: a page in format 1 (JSON, before format 2) still makes a
+    replay skip what it records, and ``--force`` numbers the next replay after it."""
+    bootstrap, namespace = dlq
+    first = _cli(*dlq, "dlq", "replay", "--group", "H", "--yes")  # creates the ledger
+    assert "H: replayed=1" in first.stdout, first.output
+    dlq_ids = [f"{to_kafka_topic(dlq_topic('G'), namespace)}@0@{offset}" for offset in (0, 1)]
+    rows = [(dlq_id, "M", "M", "Orders", "%RETRY%G", "N", 0) for dlq_id in dlq_ids]
+    old = LedgerPage("G", "me", "h", 1, "test", rows).encode_json()
+    assert json.loads(old)["replays"]  # format 1, as every page was written before
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce(ledger_topic(namespace), old, b"G/old-run.0")
+    assert producer.flush(10) == 0
+
+    result = _cli(*dlq, "dlq", "replay", "--group", "G", "--yes")
+    assert "G: replayed=2 skipped=2 failed=0" in result.stdout, result.output
+    forced = _cli(*dlq, "dlq", "replay", "--group", "G", "--yes", "--force")
+    assert "G: replayed=4 skipped=0 failed=0" in forced.stdout, forced.output
+    entries = list(read_ledger(ClientConfig(bootstrap, namespace=namespace)))
+    replays = sorted((e.dlq_id.rsplit("@", 1)[1], e.replay) for e in entries if e.group == "G")
+    assert replays == [
+        ("0", 0),
+        ("0", 1),
+        ("1", 0),
+        ("1", 1),
+        ("2", 0),
+        ("2", 1),
+        ("3", 0),
+        ("3", 1),
+    ]
+
+
 def _ledger_writer(bootstrap: str, transactional_id: str) -> Producer:
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
     producer.init_transactions(10)

@@ -23,6 +23,7 @@ from rmqcompat.dlq.replay import Replayer, ReplayOptions, ReplaySummary
 from rmqcompat.dlq.transactions import collector_paused
 from rmqcompat.trace import Tracer
 from rmqcompat.trace.events import Emitter
+from rmqcompat.trace.schema import SCHEMA
 
 OPERATOR = Operator("me", "h", "rmqcompat dlq replay --group G")
 CONFIG = ClientConfig("127.0.0.1:1", namespace="ns")
@@ -129,6 +130,8 @@ def test_committed_replays_are_traced_from_the_ledger_rows_one_event_each() -> N
         ("G", "Orders", "%RETRY%G")
     }
     assert {e["reason"] for e in sink.events} == {OPERATOR.command}
+    # complete events: every schema field present, so the encoder never looks them up one by one
+    assert all(list(e) == [f["name"] for f in SCHEMA["fields"]] for e in sink.events)
 
 
 def test_the_trace_switch_turns_replay_events_off() -> None:
