@@ -18,7 +18,7 @@ from rmqcompat import properties as props
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.message import MessageExt
 from rmqcompat.trace.codec import TraceRecord
-from rmqcompat.trace.schema import SCHEMA
+from rmqcompat.trace.schema import EVENT_TYPES, SCHEMA
 
 ConsumeStatus = Literal["SUCCESS", "RECONSUME_LATER", "EXCEPTION", "TIME_OUT"]
 
@@ -31,22 +31,6 @@ def default_client_id(name: str) -> str:
 _ORIGIN_MESSAGE_ID, _TAGS, _KEYS = props.ORIGIN_MESSAGE_ID, props.TAGS, props.KEYS
 #: Every field of an event, in the schema's order.
 _FIELDS = tuple(spec["name"] for spec in SCHEMA["fields"])
-
-
-def _message_fields(msg: MessageExt) -> TraceRecord:
-    """The fields every event about a received message has."""
-    get = msg.properties.get
-    return {
-        "topic": msg.topic,
-        "partition": msg.queue_id,
-        "offset": msg.queue_offset,
-        "msg_id": msg.msg_id,
-        "origin_msg_id": get(_ORIGIN_MESSAGE_ID),
-        "tags": get(_TAGS),
-        "keys": get(_KEYS),
-        "reconsume_times": msg.reconsume_times,
-        "born_ms": msg.born_timestamp,
-    }
 
 
 @dataclass(frozen=True)
@@ -63,12 +47,13 @@ class Emitter:
     namespace: str = ""
     clock: Clock = epoch_ms
     host: str = field(default_factory=socket.gethostname)
-    # The PUBLISH event before its per-send fields (the client's set, every other null):
-    # built once, copied per acknowledged send.
-    _publish: TraceRecord = field(init=False, repr=False, compare=False)
+    # Each event type before its per-event fields (the client's set, every other null):
+    # built once, copied per event.
+    _bases: dict[str, TraceRecord] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_publish", self._complete("PUBLISH"))
+        bases = {event: self._complete(event) for event in EVENT_TYPES}
+        object.__setattr__(self, "_bases", bases)
 
     def _complete(self, event: str, **fields: object) -> TraceRecord:
         """An ``event`` with every schema field: this client's, ``fields``, the rest null.
@@ -78,16 +63,30 @@ class Emitter:
         base.update(fields)
         return base
 
+    def _about(self, event: str, msg: MessageExt) -> TraceRecord:
+        """A complete ``event`` about the received ``msg``, with the fields every event
+        about a received message has."""
+        record = self._bases[event].copy()
+        get = msg.properties.get
+        record["timestamp_ms"] = self.clock()
+        record["topic"] = msg.topic
+        record["partition"] = msg.queue_id
+        record["offset"] = msg.queue_offset
+        record["msg_id"] = msg.msg_id
+        record["origin_msg_id"] = get(_ORIGIN_MESSAGE_ID)
+        record["tags"] = get(_TAGS)
+        record["keys"] = get(_KEYS)
+        record["reconsume_times"] = msg.reconsume_times
+        record["born_ms"] = msg.born_timestamp
+        return record
+
     def _event(self, event: str, msg_id: str, fields: TraceRecord) -> TraceRecord:
-        fields.update(
-            event=event,
-            timestamp_ms=self.clock(),
-            client_id=self.client_id,
-            host=self.host,
-            namespace=self.namespace,
-            msg_id=msg_id,
-        )
-        return fields
+        """A complete ``event`` (see :meth:`_complete`) with ``fields`` set."""
+        record = self._bases[event].copy()
+        record.update(fields)
+        record["timestamp_ms"] = self.clock()
+        record["msg_id"] = msg_id
+        return record
 
     def publish(
         self,
@@ -107,7 +106,7 @@ class Emitter:
         Called once per acknowledged send: a copy of a prepared event with every field
         set (the encoder then reads it in one step instead of field by field)."""
         return dict(
-            self._publish,
+            self._bases["PUBLISH"],
             timestamp_ms=self.clock(),
             topic=topic,
             physical_topic=physical_topic,
@@ -133,48 +132,39 @@ class Emitter:
         complete event in one step).
         """
         # item stores, not update(**kwargs): no keyword dict per consumed message
-        fields = _message_fields(msg)
-        fields["event"] = "CONSUME"
-        fields["timestamp_ms"] = self.clock()
-        fields["client_id"] = self.client_id
-        fields["host"] = self.host
-        fields["namespace"] = self.namespace
-        fields["group"] = group
-        fields["physical_topic"] = physical_topic
-        fields["status"] = status
-        fields["duration_ms"] = duration_ms
-        fields["delay_level"] = None
-        fields["due_ms"] = None
-        fields["target_topic"] = None
-        fields["reason"] = None
-        return fields
+        record = self._about("CONSUME", msg)
+        record["group"] = group
+        record["physical_topic"] = physical_topic
+        record["status"] = status
+        record["duration_ms"] = duration_ms
+        return record
 
     def send_back(
         self, msg: MessageExt, group: str, level: int, due_ms: int, target_topic: str
     ) -> TraceRecord:
         """The broker stored the retry of a failed delivery (``reconsume_times`` is the
         failed delivery's; the next one has one more)."""
-        fields = _message_fields(msg)
-        fields.update(group=group, delay_level=level, due_ms=due_ms, target_topic=target_topic)
-        return self._event("SEND_BACK", msg.msg_id, fields)
+        record = self._about("SEND_BACK", msg)
+        record.update(group=group, delay_level=level, due_ms=due_ms, target_topic=target_topic)
+        return record
 
     def dead_letter(self, msg: MessageExt, group: str, dlq_topic: str, reason: str) -> TraceRecord:
         """The broker stored ``msg`` in ``group``'s DLQ."""
-        fields = _message_fields(msg)
-        fields.update(group=group, target_topic=dlq_topic, reason=reason)
-        return self._event("DEAD_LETTER", msg.msg_id, fields)
+        record = self._about("DEAD_LETTER", msg)
+        record.update(group=group, target_topic=dlq_topic, reason=reason)
+        return record
 
     def discard(self, msg: MessageExt, group: str, reason: str) -> TraceRecord:
         """``msg`` was dropped on purpose (``dead_letter=False``, or a broadcast failure)."""
-        fields = _message_fields(msg)
-        fields.update(group=group, reason=reason)
-        return self._event("DISCARD", msg.msg_id, fields)
+        record = self._about("DISCARD", msg)
+        record.update(group=group, reason=reason)
+        return record
 
     def filtered(self, msg: MessageExt, group: str) -> TraceRecord:
         """``group``'s subscription does not take ``msg``'s tag: it is skipped."""
-        fields = _message_fields(msg)
-        fields["group"] = group
-        return self._event("FILTER", msg.msg_id, fields)
+        record = self._about("FILTER", msg)
+        record["group"] = group
+        return record
 
     def forward(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rmqcompat import properties as props
 from rmqcompat.message import MessageExt
 from rmqcompat.trace import Emitter, decode, default_client_id, encode
+from rmqcompat.trace.schema import EVENT_TYPES, SCHEMA
 
 _MSG = MessageExt(
     "Orders",
@@ -97,6 +98,36 @@ def test_each_kind_encodes() -> None:
         "REPLAY",
         "QUARANTINE",
     ]
+
+
+def test_every_kind_is_built_complete_and_round_trips() -> None:
+    # every schema field present: the encoder reads an event in one step, never field by
+    # field; and the fields left null decode as null
+    e = _emitter()
+    kinds = [
+        e.publish("ID1", "Orders", "prod.Orders", tags="t", born_ms=1),
+        e.consume(_MSG, "G", "SUCCESS", 3),
+        e.send_back(_MSG, "G", 4, 9_000, "%SCHEDULE%"),
+        e.forward("ID1", "Orders", "%RETRY%G", "prod.rmq.delay.10s", 1, 7, 9_000,
+                  reconsume_times=1, delay_level=4),
+        e.dead_letter(_MSG, "G", "%DLQ%G", "max reconsume times"),
+        e.discard(_MSG, "G", "dead_letter=False"),
+        e.filtered(_MSG, "G"),
+        e.replay("ID1", "G", "Orders", "%RETRY%G", reason="dlq replay"),
+        e.quarantine("prod.Orders", 0, 9, "bad header"),
+    ]  # fmt: skip
+    assert sorted(k["event"] for k in kinds) == sorted(EVENT_TYPES)
+    fields = {spec["name"] for spec in SCHEMA["fields"]}
+    for kind in kinds:
+        assert set(kind) == fields, kind["event"]
+        assert decode(encode(kind)) == kind
+
+
+def test_events_do_not_share_their_fields() -> None:
+    e = _emitter()
+    first = e.dead_letter(_MSG, "G1", "%DLQ%G1", "r")
+    e.dead_letter(_MSG, "G2", "%DLQ%G2", "r")
+    assert (first["group"], first["target_topic"]) == ("G1", "%DLQ%G1")
 
 
 def test_default_client_id_names_host_pid_and_client() -> None:
