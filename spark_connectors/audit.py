@@ -125,7 +125,7 @@ def _retry_step(rows: DataFrame) -> DataFrame:
         # a scheduled (delay level) or timer (due time) message waits parked first
         F.max(F.when(copy, F.col("scheduled"))).alias("scheduled"),
         F.min(F.when(consume & (F.col("status") == "SUCCESS"), rt)).alias("success_rt"),
-        F.count(F.when(consume, 1)).alias("deliveries"),
+        _count(consume, "deliveries"),
         F.max(consume & rt.isNotNull()).alias("delivered"),
         F.max(F.when(consume, rt)).alias("max_consume_rt"),
         F.max(F.when(own & _is("FORWARD"), rt)).alias("max_forward_rt"),
@@ -154,9 +154,8 @@ def _per_message(rows: DataFrame, policy: AuditPolicy) -> DataFrame:
         _retry_step(rows)
         .groupBy(*_MSG)
         .agg(
-            *[F.max(name).alias(name) for name in _ANY],
+            *[F.max(name).alias(name) for name in _LATEST],
             *[F.min(name).alias(name) for name in ("published_ms", "success_rt")],
-            *[F.max(name).alias(name) for name in _MAX_RT],
             F.sum("deliveries").alias("deliveries"),
             _count(F.col("delivered"), "distinct_deliveries"),
             _count(judged, "retries_judged"),
@@ -167,8 +166,9 @@ def _per_message(rows: DataFrame, policy: AuditPolicy) -> DataFrame:
     )
 
 
-#: Columns of :func:`_retry_step` that :func:`_per_message` takes the maximum of.
-_ANY = (
+#: Columns of :func:`_retry_step` that :func:`_per_message` takes the maximum of: flags
+#: (any row), the last event and the highest reconsume counts.
+_LATEST = (
     "produced",
     "scheduled",
     "dead_letter",
@@ -178,8 +178,10 @@ _ANY = (
     "last_event_ms",
     "forwarded",
     "seen",
+    "max_consume_rt",
+    "max_forward_rt",
+    "last_send_back_rt",
 )
-_MAX_RT = ("max_consume_rt", "max_forward_rt", "last_send_back_rt")
 
 
 def ladder_violation(interval_ms: Column, k: Column, policy: AuditPolicy) -> Column:

@@ -249,10 +249,7 @@ class DefaultMQProducer(Lifecycle):
             ClientStateError, InvalidNameError, MessageTooLargeError, ConfigError: as
                 :meth:`send`, before any I/O. Send failures go to the future instead.
         """
-        # _submit inlined: this runs once per message
-        if self._state is not _State.RUNNING:
-            self._check_running()
-        return self._submitter.submit(msg, sharding_key, self._async_attempts, None, callback)
+        return self._submit(msg, sharding_key, self._async_attempts, None, callback)
 
     def send_oneway(self, msg: Message, sharding_key: ShardingKey = None) -> None:
         """Fire and forget: like :meth:`send_async`; a final failure is logged (and spooled
