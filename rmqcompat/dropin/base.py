@@ -63,7 +63,9 @@ class ClientBase:
         self._options.set_session_credentials(access_key, access_secret, channel)
 
     def set_message_trace(self, message_trace: bool) -> None:
-        """Accepted and kept; rmqcompat writes no trace records yet."""
+        """RocketMQ's message-trace switch: trace events of this client go to the
+        namespace's trace topic (on unless switched off here, before ``start``)."""
+        self._setting("set_message_trace")
         self._options.trace = bool(message_trace)
 
     def set_namespace(self, namespace: str) -> None:

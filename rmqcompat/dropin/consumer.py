@@ -84,6 +84,7 @@ class PushConsumer(ClientBase):
             namespace=options.namespace,
             kafka_config=options.librdkafka(),
             message_model=self._model,
+            trace_enabled=options.trace,
             consume_thread_max=_or(self._threads, ConsumerSettings.consume_thread_max),
             consume_message_batch_max_size=_or(
                 self._batch, ConsumerSettings.consume_message_batch_max_size

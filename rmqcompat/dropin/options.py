@@ -46,7 +46,7 @@ class ClientOptions:
     kafka_config: dict[str, Any] = field(default_factory=dict)
     credentials: dict[str, str] = field(default_factory=dict)
     channel: str = ""
-    trace: bool = False
+    trace: bool = True
 
     def set_name_server_address(self, addr: Text) -> None:
         self.bootstrap_servers = bootstrap_servers(text("address", addr))

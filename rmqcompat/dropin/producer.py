@@ -107,6 +107,7 @@ class Producer(ClientBase):
             kafka_config=self._kafka_config(),
             send_msg_timeout=self._timeout_ms,
             max_message_size=self._max_message_size,
+            trace_enabled=options.trace,
         )
         native.start()
         return native

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from consumer_helpers import create_topic
+from consumer_helpers import create_topic, trace_events
 from dropin_helpers import Connect, Received, started_consumer
 from transaction_helpers import wait_for
 
@@ -125,6 +125,37 @@ def test_settings_given_after_construction_apply_at_start(
     assert (settings.consume_thread_max, settings.consume_message_batch_max_size) == (3, 4)
     assert settings.broadcasting
     assert settings.client.kafka_config["client.id"] == "inst-7"
+
+
+def test_set_message_trace_switches_each_clients_trace_events(
+    connect: Connect, topic: str, clients: list[Any]
+) -> None:
+    traced, untraced = connect(Producer("traced")), connect(Producer("untraced"))
+    untraced.set_message_trace(False)
+    got = {"G-on": Received(), "G-off": Received()}
+    on = started_consumer(connect, "G-on", topic, got["G-on"])
+    off = connect(PushConsumer("G-off"))
+    off.set_message_trace(False)
+    off.subscribe(topic, got["G-off"])
+    off.start()
+    clients += [on, off]
+    ids = {}
+    for producer, body in ((traced, "on"), (untraced, "off")):
+        producer.start()
+        clients.append(producer)
+        ids[body] = producer.send_sync(_message(topic, body)).msg_id
+    assert wait_for(lambda: all(len(r.ids()) == 2 for r in got.values()))
+    for client in clients:
+        client.shutdown()  # writes what each trace sink holds
+    clients.clear()
+
+    def seen(events: list[dict[str, Any]]) -> set[tuple[str, Any, str]]:
+        return {(e["event"], e["group"], e["msg_id"]) for e in events}
+
+    everything = {("PUBLISH", None, ids["on"]), ("CONSUME", "G-on", ids["on"])}
+    everything.add(("CONSUME", "G-on", ids["off"]))
+    events = trace_events(connect.bootstrap, connect.namespace, lambda e: seen(e) >= everything)
+    assert seen(events) == everything  # nothing of the untraced producer or group
 
 
 def test_tag_expression_filters(connect: Connect, topic: str, clients: list[Any]) -> None:
