@@ -48,8 +48,10 @@ def session_config(
         # the audit's aggregates are small; Spark's default of 200 tasks each costs more
         # than it does
         "spark.sql.shuffle.partitions": str(_local_cores(master) or 4),
-        # trace records decoded per Python call (Spark's default: 10,000)
+        # trace records handed to Python per call (Spark's default: 10,000 records and no
+        # byte bound; a record holds up to 200 events, 64 KiB)
         "spark.sql.execution.arrow.maxRecordsPerBatch": "50000",
+        "spark.sql.execution.arrow.maxBytesPerBatch": str(64 << 20),
     }
     if master.startswith("local"):
         # workers without the working directory first on their path, where a source

@@ -6,9 +6,10 @@ audit (``rmqcompat.spark``) reads them back. See the README's "Trace and audit".
 
 from __future__ import annotations
 
+from rmqcompat.trace.batch import decode_record, encode_batch
 from rmqcompat.trace.codec import TraceDecodeError, TraceRecord, decode, encode
 from rmqcompat.trace.events import ConsumeStatus, Emitter, default_client_id
-from rmqcompat.trace.schema import FINGERPRINT, HEADER, SCHEMA_JSON
+from rmqcompat.trace.schema import BATCH_HEADER, FINGERPRINT, HEADER, SCHEMA_JSON
 from rmqcompat.trace.sink import (
     DisabledTraceSink,
     KafkaTraceSink,
@@ -18,6 +19,7 @@ from rmqcompat.trace.sink import (
 from rmqcompat.trace.tracer import Tracer
 
 __all__ = [
+    "BATCH_HEADER",
     "FINGERPRINT",
     "HEADER",
     "SCHEMA_JSON",
@@ -31,6 +33,8 @@ __all__ = [
     "TraceStats",
     "Tracer",
     "decode",
+    "decode_record",
     "default_client_id",
     "encode",
+    "encode_batch",
 ]

@@ -2,10 +2,12 @@
 
 Tracing must never slow down, block or break the data path. :meth:`KafkaTraceSink.emit`
 appends to a bounded buffer and returns at once (no lock, no I/O); when the buffer is
-full the event is dropped and counted. One background thread encodes events and
-produces them to the namespace's trace topic; events it cannot write (encoding error,
-librdkafka queue full, failed delivery, still unsent at close) are counted too.
-:meth:`KafkaTraceSink.stats` exposes every counter.
+full the event is dropped and counted. One background thread encodes events, packs them
+into trace records of up to :data:`~rmqcompat.trace.batch.MAX_EVENTS` events
+(:func:`~rmqcompat.trace.batch.pack`) and produces those to the namespace's trace topic;
+events it cannot write (encoding error, librdkafka queue full, failed delivery, still
+unsent at close) are counted too. :meth:`KafkaTraceSink.stats` exposes every counter,
+in events.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
@@ -25,6 +28,7 @@ from rmqcompat.errors import RmqCompatError
 from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.trace.batch import pack
 from rmqcompat.trace.codec import TraceRecord, encode
 
 _log = logging.getLogger("rmqcompat.trace")
@@ -33,11 +37,11 @@ _log = logging.getLogger("rmqcompat.trace")
 #: batches; events here are single and small, about 150 bytes each).
 DEFAULT_CAPACITY = 20_000
 _IDLE_POLL_S = 0.02
-#: Events produced between two polls of the sink thread.
+#: Events drained between two polls of the sink thread.
 _DRAIN_PASS = 5_000
 #: The sink thread lets go of the GIL after every 64 events it encodes.
 _YIELD_MASK = 63
-#: Reports of records :func:`close_producer` dropped: already counted as unsent.
+#: Reports of records :func:`close_producer` dropped: counted as unsent, not as failed.
 _PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)  # noqa: SLF001 - public codes
 _CLOSE_FLUSH_S = 2.0
 
@@ -110,11 +114,12 @@ class KafkaTraceSink:
     before ``start`` wait in the buffer.
 
     Cost per event, all of it paid under the GIL by the data path's process: one deque
-    append on the emitting thread; one encode and one ``produce`` on the sink thread.
-    librdkafka reports failed deliveries only (``delivery.report.only.error``), served
-    by the sink thread's own ``poll``: ``written`` is what librdkafka accepted minus
-    what failed, was left unsent at close or is still in flight, so there is no callback
-    or lock per event.
+    append on the emitting thread; one encode and its share of a record (one
+    ``produce`` and one delivery report per record of up to
+    :data:`~rmqcompat.trace.batch.MAX_EVENTS` events) on the sink thread. Delivery
+    reports are served by the sink thread's own ``poll`` and count the record's events
+    as written or failed; what librdkafka accepted and neither reported at close is
+    counted as unsent.
     """
 
     enabled = True
@@ -133,10 +138,10 @@ class KafkaTraceSink:
         self.topic = to_kafka_topic(TRACE_TOPIC, client.namespace)
         self._buffer: deque[TraceRecord] = deque()
         self._lock = threading.Lock()  # counters written by emitters' and close()'s threads
-        self._accepted = 0  # by librdkafka: written only by the sink thread
+        # events in records librdkafka accepted, and in those delivered: sink thread only
+        self._accepted = self._written = 0
         self._failed_deliveries = 0
         self._dropped_full = self._dropped_failed = self._dropped_unsent = 0
-        self._producer: Producer | None = None  # while the sink thread has one open
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -170,26 +175,14 @@ class KafkaTraceSink:
         self._count_unsent(unsent)
 
     def stats(self) -> TraceStats:
-        in_flight = self._in_flight()
         with self._lock:
-            # at 0 at least: a pass's records are in flight before the pass counts them
-            written = max(0, self._accepted - self._failed_deliveries - in_flight)
             return TraceStats(
-                written,
+                self._written,
                 self._dropped_full,
                 self._dropped_failed,
                 self._dropped_unsent,
                 len(self._buffer),
             )
-
-    def _in_flight(self) -> int:
-        producer = self._producer
-        if producer is None:
-            return 0
-        try:
-            return len(producer)
-        except RuntimeError:  # closed by the sink thread meanwhile
-            return 0
 
     def _run(self) -> None:
         try:
@@ -198,18 +191,19 @@ class KafkaTraceSink:
             _log.warning("trace sink disabled, no producer for %s: %s", self.topic, exc)
             self._stopping.wait()
             return
-        self._producer = producer
         try:
             while not self._stopping.is_set():
                 if not self._drain(producer):
                     producer.poll(_IDLE_POLL_S)
             self._drain(producer)
-            unsent = producer.flush(_CLOSE_FLUSH_S)
-            self._accepted -= unsent
-            self._count_unsent(unsent)
+            producer.flush(_CLOSE_FLUSH_S)
         finally:
-            self._producer = None
-            close_producer(producer)  # purges the unsent: their reports are not counted
+            close_producer(producer)  # purges the unsent: their reports count nothing
+            # accepted and never reported: unsent (and no longer outstanding, should the
+            # sink be started again)
+            outstanding = self._accepted - self._written - self._failed_deliveries
+            self._accepted -= outstanding
+            self._count_unsent(outstanding)
 
     def _open(self) -> Producer:
         try:
@@ -222,59 +216,59 @@ class KafkaTraceSink:
             _log.warning("could not create trace topic %s: %s", self.topic, exc)
         # idempotent: a retried produce never stores an event twice
         settings = self._client.librdkafka(
-            "producer",
-            **{
-                "linger.ms": 50,
-                "enable.idempotence": True,
-                "delivery.report.only.error": True,
-                "on_delivery": self._delivered,
-            },
+            "producer", **{"linger.ms": 50, "enable.idempotence": True}
         )
         return self._producer_factory(settings)
 
     def _drain(self, producer: Producer) -> bool:
-        """Produce what is buffered (at most one pass's worth); False when there was none."""
+        """Produce what is buffered (at most one pass's worth) as trace records; False
+        when there was none."""
         buffer = self._buffer
         if not buffer:
             return False
-        produce, topic, popleft = producer.produce, self.topic, buffer.popleft
-        accepted = 0
-        for n in range(1, min(len(buffer), _DRAIN_PASS) + 1):
+        produce, topic = producer.produce, self.topic
+        for value, count in pack(self._encoded(producer, min(len(buffer), _DRAIN_PASS))):
+            try:
+                produce(topic, value, on_delivery=partial(self._delivered, count))
+            except BufferError:
+                producer.poll(_IDLE_POLL_S)  # librdkafka's queue is full: let it drain once
+                self._count_failed(count)
+            except KafkaException as exc:
+                _log.warning("trace record of %d events not produced: %s", count, exc)
+                self._count_failed(count)
+            else:
+                self._accepted += count
+        producer.poll(0)  # serves delivery reports
+        return True
+
+    def _encoded(self, producer: Producer, count: int) -> Iterator[bytes]:
+        """The next ``count`` buffered events, encoded; those that cannot be are dropped
+        and counted."""
+        popleft = self._buffer.popleft
+        for n in range(1, count + 1):
             if not n & _YIELD_MASK:
                 # poll releases the GIL: the data path's threads, waiting for it after
                 # their own I/O, get it now instead of after the 5 ms switch interval
                 producer.poll(0)
-            event = popleft()
             try:
-                value = encode(event)
+                yield encode(popleft())
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 _log.warning("trace event not encodable, dropped: %s", exc)
-                self._count_failed()
-                continue
-            try:
-                produce(topic, value, event["msg_id"])
-            except BufferError:
-                producer.poll(_IDLE_POLL_S)  # librdkafka's queue is full: let it drain once
-                self._count_failed()
-            except KafkaException as exc:
-                _log.warning("trace event not produced: %s", exc)
-                self._count_failed()
-            else:
-                accepted += 1
-        self._accepted += accepted
-        producer.poll(0)  # serves failed deliveries' reports (only those are reported)
-        return True
+                self._count_failed(1)
 
-    def _delivered(self, error: KafkaError | None, _record: Message) -> None:
-        # on the sink thread (its poll and flush), for failed deliveries only
-        if error is not None and error.code() not in _PURGED:
+    def _delivered(self, count: int, error: KafkaError | None, _record: Message) -> None:
+        # on the sink thread (its poll and flush): one report per record of ``count`` events
+        if error is None:
             with self._lock:
-                self._failed_deliveries += 1
-                self._dropped_failed += 1
+                self._written += count
+        elif error.code() not in _PURGED:
+            with self._lock:
+                self._failed_deliveries += count
+                self._dropped_failed += count
 
-    def _count_failed(self) -> None:
+    def _count_failed(self, count: int) -> None:
         with self._lock:
-            self._dropped_failed += 1
+            self._dropped_failed += count
 
     def _count_unsent(self, count: int) -> None:
         with self._lock:

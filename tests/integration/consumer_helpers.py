@@ -19,7 +19,7 @@ from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import TRACE_TOPIC, retry_topic, to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopicSpec
-from rmqcompat.trace import decode as decode_trace
+from rmqcompat.trace import decode_record
 
 SHORT_LEVELS = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
 OK = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
@@ -154,7 +154,7 @@ def trace_events(
         while time.monotonic() < deadline and not enough(events):
             for record in consumer.consume(100, 0.2):
                 if record.error() is None:
-                    events.append(decode_trace(record.value() or b""))
+                    events.extend(decode_record(record.value() or b""))
         return events
     finally:
         consumer.close()

@@ -10,7 +10,7 @@ from consumer_helpers import LATER, SHORT_LEVELS, Recorder, read_records, trace_
 
 from rmqcompat.cli.main import main
 from rmqcompat.topics.naming import TRACE_TOPIC, dlq_topic
-from rmqcompat.trace import decode
+from rmqcompat.trace import decode_record
 
 
 @pytest.mark.slow
@@ -25,7 +25,9 @@ def test_dead_letters_and_replays_are_traced(env, start_forwarder) -> None:
     result = CliRunner().invoke(main, [*base, "--no-trace"])
     assert result.exit_code == 0, result.output
     untraced = read_records(env.bootstrap, TRACE_TOPIC, env.ns)
-    assert untraced and not any(decode(r.value())["event"] == "REPLAY" for r in untraced)
+    assert untraced and not any(
+        event["event"] == "REPLAY" for r in untraced for event in decode_record(r.value())
+    )
     result = CliRunner().invoke(main, [*base, "--force"])  # traced, the default
     assert result.exit_code == 0, result.output
     events = trace_events(

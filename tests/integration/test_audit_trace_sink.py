@@ -1,5 +1,5 @@
-"""The trace sink against a real broker: events arrive decodable and in order; events the
-broker refuses are counted, never raised."""
+"""The trace sink against a real broker: events arrive decodable and in order, packed
+several to a record; events the broker refuses are counted, never raised."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import pytest
 from confluent_kafka import Consumer
 
 from rmqcompat.config import ClientConfig
-from rmqcompat.trace import Emitter, KafkaTraceSink, decode
+from rmqcompat.trace import Emitter, KafkaTraceSink, decode_record
+from rmqcompat.trace.batch import MAX_EVENTS
 
 
 def _read_all(client: ClientConfig, topic: str, count: int) -> list[bytes]:
+    """The values of the topic's first ``count`` records (30 s at most)."""
     consumer = Consumer(
         client.librdkafka(
             "consumer", **{"group.id": "trace-reader", "auto.offset.reset": "earliest"}
@@ -33,15 +35,18 @@ def test_events_reach_the_trace_topic_decodable(kafka_bootstrap: str, namespace:
     client = ClientConfig(kafka_bootstrap, namespace)
     emitter = Emitter("h@1@P", namespace)
     sink = KafkaTraceSink(client)
-    sink.start()
-    events = [emitter.publish(f"id{n}", "Orders", f"{namespace}.Orders") for n in range(200)]
+    count = MAX_EVENTS + 50
+    events = [emitter.publish(f"id{n}", "Orders", f"{namespace}.Orders") for n in range(count)]
     for event in events:
         sink.emit(event)
+    sink.start()  # one drain pass takes every buffered event: two records
     sink.close()
-    assert sink.stats().written == 200 and sink.stats().dropped == 0
+    assert sink.stats().written == count and sink.stats().dropped == 0
     assert sink.topic == f"{namespace}.rmq.trace"
-    decoded = [decode(value) for value in _read_all(client, sink.topic, 200)]
-    assert [event["msg_id"] for event in decoded] == [f"id{n}" for n in range(200)]
+    records = [decode_record(value) for value in _read_all(client, sink.topic, 2)]
+    assert [len(record) for record in records] == [MAX_EVENTS, 50]
+    decoded = [event for record in records for event in record]
+    assert [event["msg_id"] for event in decoded] == [f"id{n}" for n in range(count)]
     assert decoded[0] == {**decoded[0], **events[0]}
 
 

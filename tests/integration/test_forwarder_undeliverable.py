@@ -12,7 +12,7 @@ from rmqcompat.quarantine import SOURCE_OFFSET, SOURCE_TOPIC
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
 from rmqcompat.topics.spec import TopicSpec
-from rmqcompat.trace import decode
+from rmqcompat.trace import decode_record
 
 TABLE = "100ms 200ms"
 LEVELS = DelayLevels.parse(TABLE)
@@ -80,7 +80,8 @@ def test_record_for_a_deleted_topic_is_quarantined_with_its_headers_and_offsets_
     assert headers[SOURCE_OFFSET] == b"0"
     # the quarantine is traced, with the parked record's id, place and the reason
     trace = to_kafka_topic(TRACE_TOPIC, namespace)
-    events = [decode(r.value()) for r in read(kafka_bootstrap, trace, client_overrides)]
+    records = read(kafka_bootstrap, trace, client_overrides)
+    events = [event for r in records for event in decode_record(r.value())]
     quarantined = [e for e in events if e["event"] == "QUARANTINE"]
     assert [(e["msg_id"], e["physical_topic"], e["offset"]) for e in quarantined] == [
         ("id-gone", level_topic, 0)
