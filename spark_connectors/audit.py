@@ -108,17 +108,19 @@ def _message_rows(events: DataFrame) -> DataFrame:
 
 def _retry_step(rows: DataFrame) -> DataFrame:
     """:func:`_message_rows` folded per (group, topic, msg_id, ``k``): ``k`` is the
-    reconsume count a send-back was made at and the one before a delivery's, so one row
-    holds a send-back after delivery k fails and the deliveries that follow it (one
-    reconsume count each), which is what the ladder judges; other events fold by their own
-    count. Clustered by msg_id like its input (no shuffle). Every column is a partial of
+    reconsume count a send-back was made at and the one before a delivery's (and a
+    forward's, which carries the next delivery's count), so one row holds a send-back
+    after delivery k fails and the deliveries that follow it (one reconsume count each),
+    which is what the ladder judges; a publish folds with the first delivery (k = -1), so
+    a message delivered once is one row; other events fold by their own count. Clustered
+    by msg_id like its input (no shuffle). Every column is a partial of
     :func:`_per_message`'s: distinct deliveries are counted as rows, with no set per
     message."""
     own, copy = F.col("kind") == "E", F.col("kind") == "P"
     consume = own & _is("CONSUME")
     send_back = own & _is("SEND_BACK")
     rt, at = F.col("reconsume_times"), F.col("timestamp_ms")
-    k = F.when(consume, rt - 1).otherwise(rt)
+    k = F.when(copy, -1).when(consume | _is("FORWARD"), rt - 1).otherwise(rt)
     return rows.groupBy(*_MSG, k.alias("k")).agg(
         F.max(copy).alias("produced"),
         F.min(F.when(copy, at)).alias("published_ms"),

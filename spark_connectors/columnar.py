@@ -115,12 +115,12 @@ class _Records:
     bytes past the last record stay inside) and each record's ``[start, end)``."""
 
     def __init__(self, values: Any) -> None:
-        values = values.cast(pa.large_binary()) if pa.types.is_binary(values.type) else values
         self.size = len(values)
         _, offsets_buffer, data_buffer = values.buffers()
-        offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[
+        width = np.int32 if pa.types.is_binary(values.type) else np.int64
+        offsets = np.frombuffer(offsets_buffer, dtype=width)[
             values.offset : values.offset + self.size + 1
-        ]
+        ].astype(np.int64)
         data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer else np.empty(0, np.uint8)
         self.data = np.concatenate([data, np.zeros(_VARINT_BYTES + HEADER_LENGTH, np.uint8)])
         self.start = offsets[:-1]

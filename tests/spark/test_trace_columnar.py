@@ -172,10 +172,11 @@ def test_an_empty_batch_gives_empty_typed_columns() -> None:
     assert len(errors) == 0
 
 
-def test_a_sliced_large_binary_batch() -> None:
+@pytest.mark.parametrize("kind", [pa.binary(), pa.large_binary()])
+def test_a_sliced_batch(kind: Any) -> None:
     rnd = random.Random(4)
     values = [encode(_event(rnd)) for _ in range(20)]
-    sliced = pa.array(values, pa.large_binary()).slice(5, 10)
+    sliced = pa.array(values, kind).slice(5, 10)
     decoded = decode_columns(sliced, ["msg_id"])
     assert decoded.columns[0].to_pylist() == [decode(value)["msg_id"] for value in values[5:15]]
     assert decoded.records.tolist() == list(range(10))
