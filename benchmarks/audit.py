@@ -23,15 +23,17 @@ times, alternating:
 - fixed: the same command on a namespace whose trace topic is empty: the cost that does
   not depend on the rows (start-up, planning, Spark jobs over nothing, charts);
 - warm: :func:`rmqcompat.spark.job.run_batch` on a SparkSession this process keeps and
-  has already run one (untimed) audit on: the audit work itself, without start-up, JVM
-  warm-up or Python worker start.
+  has already run ``--warmup`` (untimed) audits on: the audit work itself, without
+  start-up or Python worker start; the JVM compiles Spark's generated code over several
+  runs, so more warm-up runs come closer to its steady state.
 
 Figures: raw, cli and warm as rows / wall time; fixed in seconds; the per-row rate of
 the new process as rows / (cli - fixed). The script prints every run, then the medians
 and their ratios to raw (issue target: audit >= 150k rows/s on local[2]). Every audit
 is checked (every message produced, no unreadable record).
 
-    python benchmarks/audit.py [--messages 100000] [--runs 3] [--bootstrap-servers h:p]
+    python benchmarks/audit.py [--messages 100000] [--runs 3] [--warmup 1]
+        [--bootstrap-servers h:p]
 """
 
 from __future__ import annotations
@@ -190,6 +192,7 @@ def main() -> None:
     )
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1, help="untimed warm audits first")
     parser.add_argument("--master", default="local[2]")
     add_broker_options(parser)
     args = parser.parse_args()
@@ -207,7 +210,8 @@ def main() -> None:
         spark = build_session("rmqcompat-bench", args.master, ivy_dir=cache_root() / "ivy")
         spark.sparkContext.setLogLevel("ERROR")
         with tempfile.TemporaryDirectory() as tmp:  # Python workers started, JIT warm
-            warm(spark, client, args.messages, Path(tmp))
+            for n in range(args.warmup):
+                warm(spark, client, args.messages, Path(tmp) / str(n))
         figures: dict[str, list[float]] = {"raw": [], "cli": [], "fixed": [], "warm": []}
         with tempfile.TemporaryDirectory() as tmp:
             for run in range(args.runs):
