@@ -63,10 +63,9 @@ from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.trace import Emitter, TraceRecord, encode
 from rmqcompat.trace.batch import pack
+from rmqcompat.trace.sink import DRAIN_PASS
 
 GROUP, TOPIC = "BenchGroup", "BenchTopic"
-#: Events the sink packs per drain pass at most (its buffer drained at full speed).
-_DRAIN_PASS = 5_000
 
 
 def fill(client: ClientConfig, messages: int) -> tuple[int, int]:
@@ -108,7 +107,7 @@ def fill(client: ClientConfig, messages: int) -> tuple[int, int]:
         else:
             events += [emit.consume(msg, GROUP, "SUCCESS", 1)]
         drained += events
-        if len(drained) >= _DRAIN_PASS or n == messages - 1:
+        if len(drained) >= DRAIN_PASS or n == messages - 1:
             for value, count in pack(encode(event) for event in drained):
                 _produce(producer, topic, value)
                 written, records = written + count, records + 1

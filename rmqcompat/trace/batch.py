@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from rmqcompat.trace.avro import zigzag_long
-from rmqcompat.trace.codec import TraceDecodeError, TraceRecord, decode
-from rmqcompat.trace.schema import BATCH_HEADER, HEADER, HEADER_LENGTH, MAGIC
+from rmqcompat.trace.codec import TraceDecodeError, TraceRecord, check_header, decode
+from rmqcompat.trace.schema import BATCH_HEADER, HEADER, HEADER_LENGTH
 
 #: Events per trace record at most.
 MAX_EVENTS = 200
@@ -88,11 +88,7 @@ def event_spans(value: bytes) -> list[tuple[int, int]]:
     """
     if value[:HEADER_LENGTH] == HEADER:
         return [(0, len(value))]
-    if value[:HEADER_LENGTH] != BATCH_HEADER:
-        if value[: len(MAGIC)] != MAGIC:
-            raise TraceDecodeError("not Avro single-object encoded (marker C3 01 missing)")
-        found = value[len(MAGIC) : HEADER_LENGTH].hex()
-        raise TraceDecodeError(f"written with another trace schema (fingerprint {found})")
+    check_header(value, BATCH_HEADER)
     spans: list[tuple[int, int]] = []
     pos = HEADER_LENGTH
     while True:

@@ -44,6 +44,21 @@ def encode(event: TraceRecord) -> bytes:
     return _write(event, HEADER)
 
 
+def check_header(data: bytes, expected: bytes) -> None:
+    """Refuse ``data`` unless it starts with single-object header ``expected``.
+
+    Raises:
+        TraceDecodeError: the single-object marker is missing, or the fingerprint
+            after it is not ``expected``'s (another schema wrote ``data``).
+    """
+    if data[:HEADER_LENGTH] == expected:
+        return
+    if data[: len(MAGIC)] != MAGIC:
+        raise TraceDecodeError("not Avro single-object encoded (marker C3 01 missing)")
+    found = data[len(MAGIC) : HEADER_LENGTH].hex()
+    raise TraceDecodeError(f"written with another trace schema (fingerprint {found})")
+
+
 def decode(data: bytes) -> TraceRecord:
     """The event encoded in ``data``.
 
@@ -51,11 +66,7 @@ def decode(data: bytes) -> TraceRecord:
         TraceDecodeError: ``data`` lacks the single-object marker, was written with
             another schema (its fingerprint differs), or its body is not a valid event.
     """
-    if data[:HEADER_LENGTH] != HEADER:
-        if data[: len(MAGIC)] != MAGIC:
-            raise TraceDecodeError("not Avro single-object encoded (marker C3 01 missing)")
-        found = data[len(MAGIC) : HEADER_LENGTH].hex()
-        raise TraceDecodeError(f"written with another trace schema (fingerprint {found})")
+    check_header(data, HEADER)
     try:
         return _read(data, HEADER_LENGTH)
     except (EOFError, ValueError, IndexError, UnicodeDecodeError) as exc:

@@ -38,7 +38,7 @@ _log = logging.getLogger("rmqcompat.trace")
 DEFAULT_CAPACITY = 20_000
 _IDLE_POLL_S = 0.02
 #: Events drained between two polls of the sink thread.
-_DRAIN_PASS = 5_000
+DRAIN_PASS = 5_000
 #: The sink thread lets go of the GIL after every 64 events it encodes.
 _YIELD_MASK = 63
 #: Reports of records :func:`close_producer` dropped: counted as unsent, not as failed.
@@ -227,7 +227,7 @@ class KafkaTraceSink:
         if not buffer:
             return False
         produce, topic = producer.produce, self.topic
-        for value, count in pack(self._encoded(producer, min(len(buffer), _DRAIN_PASS))):
+        for value, count in pack(self._encoded(producer, min(len(buffer), DRAIN_PASS))):
             try:
                 produce(topic, value, on_delivery=partial(self._delivered, count))
             except BufferError:
