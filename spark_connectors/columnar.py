@@ -121,8 +121,13 @@ class _Records:
         offsets = np.frombuffer(offsets_buffer, dtype=width)[
             values.offset : values.offset + self.size + 1
         ].astype(np.int64)
-        data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer else np.empty(0, np.uint8)
-        self.data = np.concatenate([data, np.zeros(_VARINT_BYTES + HEADER_LENGTH, np.uint8)])
+        # a slice of an array shares the whole array's data: copy only its own bytes
+        first, last = int(offsets[0]), int(offsets[-1])
+        data = np.frombuffer(data_buffer or b"", dtype=np.uint8)[first:last]
+        offsets -= first
+        self.data = np.empty(last - first + _VARINT_BYTES + HEADER_LENGTH, np.uint8)
+        self.data[: last - first] = data
+        self.data[last - first :] = 0
         self.start = offsets[:-1]
         self.end = offsets[1:].copy()
         if values.null_count:  # a null value: an empty record
