@@ -13,15 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import click
+from confluent_kafka.admin import AdminClient
 
 from rmqcompat.cli.context import current
 from rmqcompat.cli.settings import parse_passthrough
-from rmqcompat.errors import ConfigError
+from rmqcompat.config import ClientConfig
+from rmqcompat.errors import AuditError, ConfigError, TopologyError
+from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import (
     DEFAULT_MESSAGE_DELAY_LEVEL,
     DelayLevels,
     parse_duration_ms,
 )
+from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
 
 
 def _pairs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
@@ -134,6 +138,8 @@ def audit(**options: Any) -> None:
 
 def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
     try:
+        from py4j.protocol import Py4JError  # type: ignore[import-untyped]
+        from pyspark.errors import PySparkException
         from pyspark.sql import SparkSession
 
         from rmqcompat.devbroker.apache_kafka import cache_root
@@ -158,6 +164,7 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
         until_ms=options["until"],
         lag=not options["no_lag"],
     )
+    _require_trace_topic(job.client)
     running = SparkSession.getActiveSession()  # e.g. a notebook's: used, not stopped
     spark = running or build_session(
         master=options["master"],
@@ -165,15 +172,51 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
         jars_dir=options["jars_dir"],
         extra=options["spark_conf"],
     )
+    if running is None and not click.get_current_context().find_root().params.get("debug"):
+        # failures are reported in one line (AuditError); Spark's log would repeat them
+        # with the JVM's stack traces (--debug keeps its WARN level)
+        spark.sparkContext.setLogLevel("OFF")
     try:
         if options["stream"]:
             return run_stream(
                 spark, job, options["out"], options["checkpoint"], options["trigger_interval"]
             )
         return run_batch(spark, job, options["out"])
+    except (PySparkException, Py4JError) as exc:
+        raise AuditError(f"the Spark audit failed: {_reason(exc)}") from exc
     finally:
         if running is None:
             spark.stop()
+
+
+def _require_trace_topic(client: ClientConfig) -> None:
+    """Refuse, before Spark starts, an audit of a namespace with no trace topic (Spark's
+    ``kafka`` source would fail on it with a Java stack trace).
+
+    Raises:
+        ConfigError / BrokerUnreachableError: as :func:`require_broker` (bounded by
+            the CLI's ``--timeout``).
+        TopologyError: the namespace's trace topic does not exist.
+    """
+    require_broker(client)
+    physical = to_kafka_topic(TRACE_TOPIC, client.namespace)
+    admin = AdminClient(client.librdkafka("admin"))
+    metadata = admin.list_topics(physical, timeout=client.start_timeout_s).topics.get(physical)
+    if metadata is None or metadata.error is not None:
+        raise TopologyError(
+            f"no trace topic {physical} at {client.bootstrap_servers}: nothing has been"
+            f" traced in namespace {client.namespace!r} (clients create it when they first"
+            " trace; so does `rmqcompat topics create`)"
+        )
+
+
+def _reason(exc: Exception) -> str:
+    """What a Spark error says, without the JVM's stack trace: the Java exception's own
+    text for an error raised in the JVM, else the error's first line."""
+    java = getattr(exc, "java_exception", None)
+    text = str(java.toString()) if java is not None else str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
 def _table(report: dict[str, Any]) -> str:

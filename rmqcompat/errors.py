@@ -44,6 +44,10 @@ class BrokerUnreachableError(RmqCompatError):
     retriable = True
 
 
+class AuditError(RmqCompatError):
+    """A Spark audit job failed (the message is Spark's own reason, in one line)."""
+
+
 class MalformedHeaderError(RmqCompatError, ValueError):
     """A Kafka header cannot be decoded as a RocketMQ property."""
 
