@@ -26,6 +26,8 @@ from pyspark.sql import SparkSession
 from rmqcompat.errors import ConfigError
 
 KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
+#: Heap of a ``local`` master's JVM (it applies when this process starts that JVM).
+LOCAL_DRIVER_MEMORY = "2g"
 
 
 def session_config(
@@ -57,6 +59,9 @@ def session_config(
         # workers without the working directory first on their path, where a source
         # checkout's rmqcompat/ folder would hide the installed package's rmqcompat.spark
         config["spark.executorEnv.PYTHONSAFEPATH"] = "1"
+        # the driver is the executor too: Spark's default heap (1g) leaves each task some
+        # 200 MB, and the per-message aggregation of a million messages spills to disk
+        config["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
     jars = _connector_jars(jars_dir) if jars_dir is not None else _resolved_jars(ivy_dir)
     if jars is None:
         config["spark.jars.packages"] = KAFKA_CONNECTOR

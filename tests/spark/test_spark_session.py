@@ -52,3 +52,10 @@ def test_a_missing_jar_sends_the_next_start_back_to_ivy(tmp_path: Path) -> None:
 def test_a_resolution_naming_absent_jars_is_not_recorded(tmp_path: Path) -> None:
     _record_resolution(tmp_path, (tmp_path / "gone.jar").as_uri())
     assert not resolved_list(tmp_path).exists()
+
+
+def test_a_local_master_gets_a_larger_driver_heap_unless_told(tmp_path: Path) -> None:
+    assert session_config("local[2]", ivy_dir=tmp_path)["spark.driver.memory"] == "2g"
+    told = session_config("local[*]", ivy_dir=tmp_path, extra={"spark.driver.memory": "6g"})
+    assert told["spark.driver.memory"] == "6g"
+    assert "spark.driver.memory" not in session_config("spark://h:7077", ivy_dir=tmp_path)
