@@ -83,25 +83,54 @@ def normalize(events: DataFrame) -> DataFrame:
     )
 
 
+#: What a row of :func:`_message_rows` is, as a small integer: cheaper to shuffle and to
+#: compare than the event and status strings. The group's own events first (a delivery
+#: that succeeded has its own code), then the copies of a topic's publishes and forwards.
+_OWN_CODES = {
+    "CONSUME": 2,
+    "SEND_BACK": 3,
+    "FORWARD": 4,
+    "DEAD_LETTER": 5,
+    "DISCARD": 6,
+    "FILTER": 7,
+    "REPLAY": 8,
+}
+_DELIVERED_OK = 1
+_OTHER_OWN = 9
+_PUBLISH_COPY = 10
+_FORWARD_COPY = 11
+
+
+def _own_code() -> Column:
+    """The code of one of a group's own events (see :data:`_OWN_CODES`)."""
+    code = F.when(_is("CONSUME") & (F.col("status") == "SUCCESS"), _DELIVERED_OK)
+    for event, value in _OWN_CODES.items():
+        code = code.when(_is(event), value)
+    return code.otherwise(_OTHER_OWN).cast("tinyint")
+
+
 def _message_rows(events: DataFrame) -> DataFrame:
-    """What each (group, topic, msg_id) is judged from, as one frame: the group's own
-    events (``kind`` E), and a copy of each publish (P) and of each forward (F) of the
-    topic for every group seen on it (a forward marks its message forwarded for every
-    group). Repartitioned by msg_id, so that the aggregations per message after it need
-    no further shuffle."""
+    """What each (group, topic, msg_id) is judged from, as one frame of ``code`` (see
+    :data:`_OWN_CODES`), reconsume count, time and ``scheduled``: the group's own events,
+    and a copy of each publish and of each forward of the topic for every group seen on
+    it (a forward marks its message forwarded for every group). Repartitioned by msg_id,
+    so that the aggregations per message after it need no further shuffle."""
     keyed = F.col("group").isNotNull() & F.col("topic").isNotNull()
     pairs = F.broadcast(events.where(keyed).select(*_KEY).distinct())
     scheduled = F.col("delay_level").isNotNull() | F.col("due_ms").isNotNull()
-    columns = ["event", "status", "reconsume_times", "timestamp_ms"]
+    columns = ["reconsume_times", "timestamp_ms"]
     own = events.where(keyed).select(
-        *_MSG, *columns, F.lit("E").alias("kind"), F.lit(None).cast("boolean").alias("scheduled")
+        *_MSG,
+        *columns,
+        _own_code().alias("code"),
+        F.lit(None).cast("boolean").alias("scheduled"),
     )
-    kind = F.when(_is("PUBLISH"), "P").otherwise("F").alias("kind")
+    copy_code = F.when(_is("PUBLISH"), _PUBLISH_COPY).otherwise(_FORWARD_COPY).cast("tinyint")
     copies = (
         events.where(_is("PUBLISH") | _is("FORWARD"))
-        .select("topic", "msg_id", *columns, kind, scheduled.alias("scheduled"))
+        .select("topic", "msg_id", *columns, copy_code.alias("code"), scheduled.alias("scheduled"))
         .join(pairs, "topic")
-        .select(*_MSG, *columns, "kind", "scheduled")
+        .select(*_MSG, *columns, "code", "scheduled")
     )
     return own.unionByName(copies).repartition("msg_id")
 
@@ -116,29 +145,32 @@ def _retry_step(rows: DataFrame) -> DataFrame:
     by msg_id like its input (no shuffle). Every column is a partial of
     :func:`_per_message`'s: distinct deliveries are counted as rows, with no set per
     message."""
-    own, copy = F.col("kind") == "E", F.col("kind") == "P"
-    consume = own & _is("CONSUME")
-    send_back = own & _is("SEND_BACK")
+    code = F.col("code")
+    own, copy = code < _PUBLISH_COPY, code == _PUBLISH_COPY
+    consume = (code == _DELIVERED_OK) | (code == _OWN_CODES["CONSUME"])
+    send_back = code == _OWN_CODES["SEND_BACK"]
+    own_forward = code == _OWN_CODES["FORWARD"]
     rt, at = F.col("reconsume_times"), F.col("timestamp_ms")
-    k = F.when(copy, -1).when(consume | _is("FORWARD"), rt - 1).otherwise(rt)
+    next_delivery = consume | own_forward | (code == _FORWARD_COPY)
+    k = F.when(copy, -1).when(next_delivery, rt - 1).otherwise(rt)
     return rows.groupBy(*_MSG, k.alias("k")).agg(
         F.max(copy).alias("produced"),
         F.min(F.when(copy, at)).alias("published_ms"),
         # a scheduled (delay level) or timer (due time) message waits parked first
         F.max(F.when(copy, F.col("scheduled"))).alias("scheduled"),
-        F.min(F.when(consume & (F.col("status") == "SUCCESS"), rt)).alias("success_rt"),
+        F.min(F.when(code == _DELIVERED_OK, rt)).alias("success_rt"),
         _count(consume, "deliveries"),
         F.max(consume & rt.isNotNull()).alias("delivered"),
         F.max(F.when(consume, rt)).alias("max_consume_rt"),
-        F.max(F.when(own & _is("FORWARD"), rt)).alias("max_forward_rt"),
+        F.max(F.when(own_forward, rt)).alias("max_forward_rt"),
         F.max(F.when(send_back, rt)).alias("last_send_back_rt"),
         *[
-            F.max(F.when(own, _is(event))).alias(event.lower())
+            F.max(F.when(own, code == _OWN_CODES[event])).alias(event.lower())
             for event in ("DEAD_LETTER", "DISCARD", "FILTER", "REPLAY")
         ],
         F.max(F.when(own, at)).alias("last_event_ms"),
-        F.max(F.col("kind") == "F").alias("forwarded"),
-        F.max(F.col("kind") != "F").alias("seen"),
+        F.max(code == _FORWARD_COPY).alias("forwarded"),
+        F.max(code != _FORWARD_COPY).alias("seen"),
         F.max(F.when(send_back, at)).alias("sent_ms"),
         F.min(F.when(consume, at)).alias("next_ms"),
     )
