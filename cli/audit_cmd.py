@@ -20,6 +20,7 @@ from rmqcompat.cli.settings import parse_passthrough
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import AuditError, ConfigError, TopologyError
 from rmqcompat.reachability import require_broker
+from rmqcompat.spark_master import check_master
 from rmqcompat.topics.delay_levels import (
     DEFAULT_MESSAGE_DELAY_LEVEL,
     DelayLevels,
@@ -59,6 +60,14 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> int:
         raise click.BadParameter(str(exc), ctx, param) from None
 
 
+def _master(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        check_master(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    return value
+
+
 @click.command()
 @click.option("--group", default=None, help="Report only this consumer group.")
 @click.option("--topic", default=None, help="Report only this logical topic.")
@@ -84,7 +93,9 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> int:
     callback=_instant,
     help="Judge 'lost' as of this time (epoch ms or ISO-8601; default: now).",
 )
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option(
+    "--master", default="local[*]", show_default=True, callback=_master, help="Spark master URL."
+)
 @click.option(
     "--grace",
     default="10m",
@@ -166,12 +177,15 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
     )
     _require_trace_topic(job.client)
     running = SparkSession.getActiveSession()  # e.g. a notebook's: used, not stopped
-    spark = running or build_session(
-        master=options["master"],
-        ivy_dir=cache_root() / "ivy",
-        jars_dir=options["jars_dir"],
-        extra=options["spark_conf"],
-    )
+    try:
+        spark = running or build_session(
+            master=options["master"],
+            ivy_dir=cache_root() / "ivy",
+            jars_dir=options["jars_dir"],
+            extra=options["spark_conf"],
+        )
+    except (PySparkException, Py4JError) as exc:
+        raise AuditError(f"Spark did not start: {_reason(exc)}") from exc
     if running is None and not click.get_current_context().find_root().params.get("debug"):
         # failures are reported in one line (AuditError); Spark's log would repeat them
         # with the JVM's stack traces (--debug keeps its WARN level)
@@ -201,7 +215,8 @@ def _require_trace_topic(client: ClientConfig) -> None:
     require_broker(client)
     physical = to_kafka_topic(TRACE_TOPIC, client.namespace)
     admin = AdminClient(client.librdkafka("admin"))
-    metadata = admin.list_topics(physical, timeout=client.start_timeout_s).topics.get(physical)
+    # every topic listed, none named: a broker may create a topic a request names
+    metadata = admin.list_topics(timeout=client.start_timeout_s).topics.get(physical)
     if metadata is None or metadata.error is not None:
         raise TopologyError(
             f"no trace topic {physical} at {client.bootstrap_servers}: nothing has been"

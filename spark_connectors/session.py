@@ -14,7 +14,6 @@ still there. Jars pyspark itself ships at the same version are left out either w
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -24,6 +23,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 from rmqcompat.errors import ConfigError
+from rmqcompat.spark_master import local_threads
 
 KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
 #: Heap of a ``local`` master's JVM (it applies when this process starts that JVM).
@@ -49,7 +49,7 @@ def session_config(
         "spark.sql.session.timeZone": "UTC",
         # the audit's aggregates are small; Spark's default of 200 tasks each costs more
         # than it does
-        "spark.sql.shuffle.partitions": str(_local_cores(master) or 4),
+        "spark.sql.shuffle.partitions": str(local_threads(master) or 4),
         # trace records handed to Python per call (Spark's default: 10,000 records and no
         # byte bound; a record holds up to 200 events, 64 KiB)
         "spark.sql.execution.arrow.maxRecordsPerBatch": "50000",
@@ -105,18 +105,6 @@ def _not_bundled(jars: Iterable[Path]) -> list[Path]:
     jar ``<group>_<artifact>-<version>.jar``, pyspark ``<artifact>-<version>.jar``)."""
     bundled = {jar.name for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
     return [jar for jar in jars if jar.name.split("_", 1)[-1] not in bundled]
-
-
-def _local_cores(master: str) -> int | None:
-    """The worker threads of a ``local``, ``local[N]`` or ``local[*]`` master (None for
-    any other master: a cluster sizes its own shuffles)."""
-    match = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\s*\d+)?\])?", master)
-    if match is None:
-        return None
-    threads = match.group(1)
-    if threads is None:  # "local": one thread
-        return 1
-    return os.cpu_count() or 1 if threads == "*" else int(threads)
 
 
 def _connector_jars(jars_dir: Path) -> list[Path]:
