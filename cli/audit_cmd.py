@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from confluent_kafka.admin import AdminClient
 
 from rmqcompat.cli.context import current
 from rmqcompat.cli.settings import parse_passthrough
@@ -212,11 +211,9 @@ def _require_trace_topic(client: ClientConfig) -> None:
             the CLI's ``--timeout``).
         TopologyError: the namespace's trace topic does not exist.
     """
-    require_broker(client)
     physical = to_kafka_topic(TRACE_TOPIC, client.namespace)
-    admin = AdminClient(client.librdkafka("admin"))
     # every topic listed, none named: a broker may create a topic a request names
-    metadata = admin.list_topics(timeout=client.start_timeout_s).topics.get(physical)
+    metadata = require_broker(client).topics.get(physical)
     if metadata is None or metadata.error is not None:
         raise TopologyError(
             f"no trace topic {physical} at {client.bootstrap_servers}: nothing has been"

@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ClusterMetadata
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import BrokerUnreachableError, ConfigError
 
 
-def require_broker(config: ClientConfig, timeout_s: float | None = None) -> None:
-    """Return once a broker of ``config`` answered a metadata request.
+def require_broker(config: ClientConfig, timeout_s: float | None = None) -> ClusterMetadata:
+    """Return the cluster's metadata (every topic) once a broker of ``config`` answered.
 
     The probe is built from every ``kafka_config`` setting (whichever client kind reads
     it), so a misspelt name or a malformed value is refused here, before any I/O.
@@ -39,7 +39,7 @@ def require_broker(config: ClientConfig, timeout_s: float | None = None) -> None
     except (KafkaException, TypeError, ValueError) as exc:
         raise ConfigError(f"librdkafka refused the settings: {_reason(exc)}") from exc
     try:
-        probe.list_topics(timeout=bound_s)
+        return probe.list_topics(timeout=bound_s)
     except KafkaException as exc:
         raise BrokerUnreachableError(
             f"no broker at {config.bootstrap_servers} answered within {bound_s:g} s "
