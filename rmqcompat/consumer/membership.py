@@ -28,6 +28,7 @@ from rmqcompat.consumer.positions import (
     Watermarks,
     YoungQueue,
     default_timestamp_ms,
+    looked_up_once,
     resolve,
     start_positions,
 )
@@ -138,7 +139,7 @@ class Membership:
         ``from_where`` overrides ``consume_from_where`` for partitions without a stored
         offset.
         """
-        watermarks = partial(_watermarks, consumer)
+        watermarks = looked_up_once(partial(_watermarks, consumer))
         logical = start_positions(
             tps,
             stored,

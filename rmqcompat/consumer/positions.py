@@ -147,6 +147,25 @@ def start_positions(
     return out
 
 
+def looked_up_once(watermarks: Watermarks) -> Watermarks:
+    """``watermarks`` asking the broker at most once per partition.
+
+    A start is decided from one look at a partition: the young-queue test and the
+    resolution of "last offset" must see the same watermarks. Were each to ask, a record
+    produced between the two looks (an empty partition, then one record) would lie
+    behind the start and never be consumed.
+    """
+    seen: dict[Key, tuple[int, int]] = {}
+
+    def look(tp: TopicPartition) -> tuple[int, int]:
+        key = (tp.topic, tp.partition)
+        if key not in seen:
+            seen[key] = watermarks(tp)
+        return seen[key]
+
+    return look
+
+
 def resolve(positions: Sequence[TopicPartition], watermarks: Watermarks) -> list[TopicPartition]:
     """``positions`` with ``OFFSET_BEGINNING`` / ``OFFSET_END`` replaced by real offsets.
 
