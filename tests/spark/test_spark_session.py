@@ -59,3 +59,10 @@ def test_a_local_master_gets_a_larger_driver_heap_unless_told(tmp_path: Path) ->
     told = session_config("local[*]", ivy_dir=tmp_path, extra={"spark.driver.memory": "6g"})
     assert told["spark.driver.memory"] == "6g"
     assert "spark.driver.memory" not in session_config("spark://h:7077", ivy_dir=tmp_path)
+
+
+def test_a_local_master_caches_uncompressed_unless_told(tmp_path: Path) -> None:
+    key = "spark.sql.inMemoryColumnarStorage.compressed"
+    assert session_config("local[2]", ivy_dir=tmp_path)[key] == "false"
+    assert session_config("local[2]", ivy_dir=tmp_path, extra={key: "true"})[key] == "true"
+    assert key not in session_config("yarn", ivy_dir=tmp_path)
