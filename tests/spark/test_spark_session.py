@@ -66,3 +66,11 @@ def test_a_local_master_caches_uncompressed_unless_told(tmp_path: Path) -> None:
     assert session_config("local[2]", ivy_dir=tmp_path)[key] == "false"
     assert session_config("local[2]", ivy_dir=tmp_path, extra={key: "true"})[key] == "true"
     assert key not in session_config("yarn", ivy_dir=tmp_path)
+
+
+def test_a_local_master_runs_the_throughput_collector_unless_told(tmp_path: Path) -> None:
+    key = "spark.driver.extraJavaOptions"
+    assert session_config("local[*]", ivy_dir=tmp_path)[key] == "-XX:+UseParallelGC"
+    told = session_config("local[*]", ivy_dir=tmp_path, extra={key: "-Xss4m"})
+    assert told[key] == "-Xss4m"
+    assert key not in session_config("spark://h:7077", ivy_dir=tmp_path)
