@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from rmqcompat.cli.callbacks import parsed_by
 from rmqcompat.cli.context import current
 from rmqcompat.cli.settings import parse_passthrough
 from rmqcompat.config import ClientConfig
@@ -52,21 +53,6 @@ def _instant(ctx: click.Context, param: click.Parameter, value: str | None) -> i
     return int(moment.timestamp() * 1000)
 
 
-def _duration(ctx: click.Context, param: click.Parameter, value: str) -> int:
-    try:
-        return parse_duration_ms(value)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), ctx, param) from None
-
-
-def _master(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    try:
-        check_master(value)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), ctx, param) from None
-    return value
-
-
 @click.command()
 @click.option("--group", default=None, help="Report only this consumer group.")
 @click.option("--topic", default=None, help="Report only this logical topic.")
@@ -93,13 +79,17 @@ def _master(ctx: click.Context, param: click.Parameter, value: str) -> str:
     help="Judge 'lost' as of this time (epoch ms or ISO-8601; default: now).",
 )
 @click.option(
-    "--master", default="local[*]", show_default=True, callback=_master, help="Spark master URL."
+    "--master",
+    default="local[*]",
+    show_default=True,
+    callback=parsed_by(check_master),
+    help="Spark master URL.",
 )
 @click.option(
     "--grace",
     default="10m",
     show_default=True,
-    callback=_duration,
+    callback=parsed_by(parse_duration_ms),
     help="How long a message may go without events before it counts as lost.",
 )
 @click.option(

@@ -7,37 +7,23 @@ from typing import Any, TypeVar
 
 import click
 
+from rmqcompat.cli.callbacks import parsed_by
 from rmqcompat.clock import epoch_ms
 from rmqcompat.dlq.filters import DeadLetterFilter, parse_time
-from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.topics.naming import validate_consumer_group
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _group(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return validate_consumer_group(value)
-    except InvalidNameError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def to_epoch_ms(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return parse_time(value, epoch_ms())
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc)) from None
+#: ``--since`` / ``--until``: an ISO time, epoch ms or a relative time (before now).
+to_epoch_ms = parsed_by(lambda value: parse_time(value, epoch_ms()))
 
 
 def group_option(required: bool = True) -> Callable[[F], F]:
     return click.option(
         "--group",
         required=required,
-        callback=_group,
+        callback=parsed_by(validate_consumer_group),
         help="Logical consumer group (as in RocketMQ).",
     )
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 
 from rmqcompat.cli import context
+from rmqcompat.cli.callbacks import parsed_by
 from rmqcompat.cli.output import emit_json, iso
 from rmqcompat.clock import epoch_ms
 from rmqcompat.dlq.filters import parse_future_time
-from rmqcompat.errors import ConfigError
 from rmqcompat.message import Message
 from rmqcompat.producer import DefaultMQProducer
 
@@ -26,13 +26,7 @@ def _pairs(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
     return out
 
 
-def _deliver_time(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return parse_future_time(value, epoch_ms())
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc)) from None
+_deliver_time = parsed_by(lambda value: parse_future_time(value, epoch_ms()))
 
 
 def _body(body: str | None, body_file: Path | None) -> bytes:

@@ -26,17 +26,18 @@ def local_threads(master: str) -> int | None:
     return os.cpu_count() or 1 if threads == "*" else int(threads)
 
 
-def check_master(master: str) -> None:
-    """Refuse a master URL Spark would not start with.
+def check_master(master: str) -> str:
+    """``master``, unless it is a URL Spark would not start with.
 
     Raises:
         ConfigError: ``master`` is not ``yarn``, ``spark://...``, ``k8s://...``,
             ``local-cluster[...]`` or a local master of one thread or more.
     """
     if master == "yarn" or master.startswith(("spark://", "k8s://", "local-cluster[")):
-        return
+        return master
     if local_threads(master) is None:
         raise ConfigError(
             f"{master!r} is not a Spark master: local, local[N], local[*], local[N,F],"
             " spark://..., k8s://... or yarn"
         )
+    return master
