@@ -6,6 +6,7 @@ from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.flow_control import over_threshold
 from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
 from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.consumer.wiring import consumer_config
 from rmqcompat.errors import ClientStateError, ConfigError, InvalidNameError
 from rmqcompat.process_queue import ProcessQueue
 
@@ -115,3 +116,13 @@ def test_push_consumer_refuses_an_unknown_setting_before_any_io() -> None:
 
     with pytest.raises(TypeError, match="consume_thread_maximum"):
         DefaultMQPushConsumer("g", "127.0.0.1:1", consume_thread_maximum=3)  # type: ignore[call-arg]
+
+
+def test_a_resumed_partition_is_fetched_again_without_librdkafkas_second_of_backoff():
+    """Flow control resumes partitions; librdkafka's queue backoff (1 s by default) would
+    keep a resumed partition idle that long. The user's kafka_config still decides."""
+    settings = ConsumerSettings("g", CLIENT)
+    assert consumer_config(settings)["fetch.queue.backoff.ms"] == 10
+    assert consumer_config(settings)["group.id"] == "g"
+    told = ClientConfig("127.0.0.1:1", kafka_config={"fetch.queue.backoff.ms": 250})
+    assert consumer_config(ConsumerSettings("g", told))["fetch.queue.backoff.ms"] == 250
