@@ -24,6 +24,7 @@ Writer = Callable[[Mapping[str, Any], bytes], bytes]
 Reader = Callable[[bytes, int], dict[str, Any]]
 
 _LONG = (-(2**63), 2**63 - 1)
+_LONG_BITS = 2**64 - 1
 _INT = (-(2**31), 2**31 - 1)
 _RANGES = {"long": _LONG, "int": _INT}
 #: String fields whose encodings are cached this many at most (then forgotten at once).
@@ -193,7 +194,8 @@ class _Generator:
             f"{pad}        if b < 128: break",
             f"{pad}        s += 7",
             f"{pad}        if s > 63: raise ValueError('a varint longer than 10 bytes')",
-            f"{pad}    {target} = (n >> 1) ^ -(n & 1)",
+            # a 10th byte can carry bits beyond 64: dropped, as a 64-bit reader does
+            f"{pad}    {target} = ((n & {_LONG_BITS}) >> 1) ^ -(n & 1)",
         ]
 
     def read_value(self, i: int, kind: str, symbols: tuple[str, ...], pad: str) -> list[str]:

@@ -84,6 +84,18 @@ def test_reader_agrees_with_fastavro_on_damaged_bodies(event: dict[str, Any], da
             assert "enum index -" in str(exc) or "union index -" in str(exc)
 
 
+def test_a_varint_with_bits_beyond_64_reads_as_a_64_bit_reader_reads_it() -> None:
+    """A damaged 10-byte varint can carry a 65th bit; fastavro (and Java's Avro) drop it.
+    Found by the test above: a timestamp read as 2**63, outside a long, instead of 0."""
+    event = {"event": "PUBLISH", "timestamp_ms": 2**62, "client_id": "", "host": ""}
+    event |= {"namespace": "", "msg_id": ""}
+    body = bytearray(_fastavro_bytes(event)[len(HEADER) :])
+    body[10] = 2  # the timestamp's 10th byte: bit 64 set
+    expected = schemaless_reader(io.BytesIO(bytes(body)), PARSED_SCHEMA, None)
+    assert expected["timestamp_ms"] == 0
+    assert decode(HEADER + bytes(body)) == expected
+
+
 def test_absent_fields_are_null_and_every_enum_symbol_round_trips() -> None:
     for field in SCHEMA["fields"]:
         kind = field["type"]
