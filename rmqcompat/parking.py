@@ -63,7 +63,9 @@ def park(
     straight to ``real_topic``, as the forwarder would release it.
     """
     delay = levels.delay_ms(level)
-    out = {k: v for k, v in properties.items() if k not in _PARKING_PROPERTIES}
+    out = dict(properties)
+    for name in _PARKING_PROPERTIES:  # set again below: kept last, in this order
+        out.pop(name, None)
     out[props.REAL_TOPIC] = validate_topic(real_topic)
     out[props.REAL_QID] = props.encode_int(real_qid)
     if delay == 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from rmqcompat.errors import ConfigError
 from rmqcompat.topics.naming import SCHEDULE_PREFIX, delay_topic, to_kafka_topic
@@ -98,10 +99,18 @@ class DelayLevels:
         Raises:
             ConfigError: ``level`` is outside the table or its delay is 0 (no topic).
         """
-        delay = self.delay_ms(level)
-        if delay == 0:
+        topic = self._level_topics[self.check(level) - 1]
+        if topic is None:
             raise ConfigError(f"delay level {level} has delay 0: it is delivered at once")
-        return delay_topic(format_duration_ms(delay))
+        return topic
+
+    @cached_property
+    def _level_topics(self) -> tuple[str | None, ...]:
+        """Each level's topic (None for a delay of 0), named once per table: parking asks
+        for one per message."""
+        return tuple(
+            delay_topic(format_duration_ms(ms)) if ms > 0 else None for ms in self.durations_ms
+        )
 
     def topics(self) -> list[str]:
         """The distinct level topics of the table, in level order."""

@@ -83,8 +83,14 @@ def _check_rocketmq_name(kind: str, name: str, max_length: int) -> None:
         )
 
 
+@lru_cache(maxsize=4096)
 def validate_topic(topic: str) -> str:
-    """Return ``topic`` if it is a legal logical (RocketMQ) topic name, else raise."""
+    """Return ``topic`` if it is a legal logical (RocketMQ) topic name, else raise.
+
+    Cached (only names found legal; a refused one raises every time), like every name
+    rule a message's path meets (:func:`validate_consumer_group`, :func:`to_kafka_topic`):
+    a send-back or a forwarder hop checks the same few names for every message.
+    """
     _check_rocketmq_name("topic", topic, TOPIC_MAX_LENGTH)
     return topic
 
@@ -95,6 +101,7 @@ def validate_group(group: str) -> str:
     return group
 
 
+@lru_cache(maxsize=4096)
 def validate_consumer_group(group: str) -> str:
     """Return ``group`` if it is a legal consumer group: one whose ``%RETRY%<group>`` (and
     ``%DLQ%<group>``) is a legal topic name. The one rule for consumers and provisioning.
@@ -179,8 +186,10 @@ def _internal(logical: str) -> str:
     return f"x.{_escape(logical)}"
 
 
+@lru_cache(maxsize=4096)
 def to_kafka_topic(logical: str, namespace: str = "") -> str:
-    """Map a logical RocketMQ topic name to its legal Kafka topic name.
+    """Map a logical RocketMQ topic name to its legal Kafka topic name (cached, see
+    :func:`validate_topic`).
 
     Raises:
         InvalidNameError: the name (or namespace) breaks RocketMQ's rules, or the Kafka

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from rmqcompat.dlq.ledger import PAGE_SIZE, LedgerPage, Row, ledger_key, page_key
 from rmqcompat.dlq.model import DeadLetter
-from rmqcompat.dlq.republish import Header, Target, kafka_topic, replay_headers, replay_stamp
+from rmqcompat.dlq.republish import Header, Target, replay_headers, replay_stamp
 from rmqcompat.message_id import new_message_id, new_message_ids
+from rmqcompat.topics.naming import to_kafka_topic
 
 #: One dead letter to replay: the letter, its logical destination, its replay number.
 Pending = tuple[DeadLetter, str, int]
@@ -80,7 +81,7 @@ class ChunkBuilder:
             dlq_id = letter.dlq_id
             replay_id = ledger_key(group, dlq_id, replay)
             headers = replay_headers(letter, target, new_id, replay_id, stamp)
-            add_record((kafka_topic(topic, namespace), letter.body, letter.key, headers))
+            add_record((to_kafka_topic(topic, namespace), letter.body, letter.key, headers))
             original = letter.original_topic
             add_row((dlq_id, letter.msg_id, letter.origin_msg_id, original, topic, new_id, replay))
         for start in range(0, len(rows), PAGE_SIZE):

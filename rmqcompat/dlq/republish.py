@@ -23,14 +23,10 @@ from rmqcompat import properties as props
 from rmqcompat.dlq.model import DeadLetter, HeaderLayout, RawHeaders
 from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.properties import REPLAY_ID, REPLAY_TIME
-from rmqcompat.topics.naming import retry_topic, to_kafka_topic, validate_topic
+from rmqcompat.topics.naming import retry_topic, validate_topic
 
 Target = Literal["retry", "original"]
 TARGETS: tuple[Target, ...] = ("retry", "original")
-
-#: The physical name of a destination, cached: a replay sends to one or a few topics,
-#: thousands of times.
-kafka_topic = lru_cache(maxsize=1024)(to_kafka_topic)
 
 _DROPPED = (
     props.MAX_RECONSUME_TIMES,

@@ -110,6 +110,16 @@ def test_levels_outside_the_table_raise(level: int) -> None:
         DEFAULT.delay_ms(level)
 
 
+def test_a_level_of_delay_0_has_no_topic_and_levels_outside_the_table_none_either() -> None:
+    levels = DelayLevels.parse("0s 1s 1s")
+    assert levels.topic(2) == levels.topic(3) == "%SCHEDULE%1s"
+    for _ in range(2):  # each table names its topics once; the refusals stay
+        with pytest.raises(ConfigError, match="level 1 has delay 0"):
+            levels.topic(1)
+        with pytest.raises(ConfigError, match=re.escape("1..3")):
+            levels.topic(4)
+
+
 def test_each_level_has_its_own_topic() -> None:
     topics = DEFAULT.topics()
     assert len(set(topics)) == 18

@@ -10,7 +10,7 @@ from rmqcompat.dlq.filters import DeadLetterFilter, parse_future_time, parse_tim
 from rmqcompat.dlq.ledger import ledger_topic
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.replay import ReplayOptions
-from rmqcompat.dlq.republish import Target, kafka_topic, replay_headers, replay_stamp, replay_topic
+from rmqcompat.dlq.republish import Target, replay_headers, replay_stamp, replay_topic
 from rmqcompat.errors import ConfigError, InvalidMessageError
 from rmqcompat.message import SYSTEM_PROPERTIES, Message
 from rmqcompat.properties import REPLAY_ID, REPLAY_TIME
@@ -113,7 +113,7 @@ def _props(record_headers: list[tuple[str, bytes | None]]) -> dict[str, str]:
 def _record(dead: DeadLetter, target: Target, *, new_id: str = "NEW", replay_id: str = "r"):
     topic = replay_topic(dead, target)
     headers = replay_headers(dead, target, new_id, replay_id, replay_stamp(77))
-    return kafka_topic(topic, "ns"), headers
+    return to_kafka_topic(topic, "ns"), headers
 
 
 def test_replay_to_retry_resets_the_count_names_the_replay_and_keeps_the_message() -> None:

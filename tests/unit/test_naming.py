@@ -26,6 +26,7 @@ from rmqcompat.topics.naming import (
     is_retry_topic,
     retry_topic,
     to_kafka_topic,
+    validate_consumer_group,
     validate_group,
     validate_namespace,
     validate_topic,
@@ -297,3 +298,18 @@ def test_to_kafka_topic_rejects_illegal_namespace(bad: str) -> None:
 def test_delay_topic_requires_a_canonical_duration(bad: str) -> None:
     with pytest.raises(InvalidNameError):
         delay_topic(bad)
+
+
+def test_name_rules_remember_legal_names_and_refuse_an_illegal_one_every_time() -> None:
+    """Hot paths (send-back, forwarder hops) ask the same rules for the same names per
+    message: the answers for legal names are cached; a refusal is not."""
+    for rule in (validate_topic, validate_consumer_group, to_kafka_topic):
+        rule.cache_clear()
+    assert to_kafka_topic("%RETRY%G", "ns") == to_kafka_topic("%RETRY%G", "ns") == "ns.rmq.retry.G"
+    assert to_kafka_topic.cache_info().hits == 1
+    for _ in range(2):
+        with pytest.raises(InvalidNameError):
+            validate_topic("bad name")
+        with pytest.raises(InvalidNameError):
+            to_kafka_topic("T", "rmq")
+    assert validate_topic.cache_info().currsize == 0
