@@ -72,8 +72,11 @@ _EVENT_FIELDS = itemgetter(
     *map(COLUMNS.index, ("msg_id", "original_topic", "replayed_to", "origin_msg_id"))
 )
 
-#: Replays per transaction (fewer with ``rate``: about one transaction a second).
-DEFAULT_CHUNK = 5_000
+#: Replays per transaction (fewer with ``rate``: about one transaction a second). Each
+#: commit waits for its transaction's records and markers (some 15 ms more than building
+#: the next chunk takes): 100,000 dead letters replayed at a median 88k msgs/s with 5,000
+#: a transaction, 110k with 20,000 (4 alternating pairs).
+DEFAULT_CHUNK = 20_000
 #: A transaction also ends once its bodies reach this size, so that large messages are
 #: written well within the transaction timeout.
 TRANSACTION_MAX_BYTES = 64 * 1024 * 1024

@@ -147,7 +147,7 @@ def test_a_dead_letter_without_a_usable_original_topic_cannot_be_replayed(origin
 
 
 def test_replay_options_refuse_bad_values_and_size_transactions_by_rate() -> None:
-    assert ReplayOptions().per_transaction == 5_000
+    assert ReplayOptions().per_transaction == 20_000
     assert ReplayOptions(rate=3).per_transaction == 3
     assert ReplayOptions(rate=0.5).per_transaction == 1
     for bad in (dict(rate=0), dict(rate=-1), dict(chunk=0)):
