@@ -114,7 +114,7 @@ class DelayLevels:
 
     def topics(self) -> list[str]:
         """The distinct level topics of the table, in level order."""
-        return list(dict.fromkeys(delay_topic(format_duration_ms(ms)) for ms in self._positive))
+        return list(dict.fromkeys(topic for topic in self._level_topics if topic is not None))
 
     @property
     def _positive(self) -> list[int]:

@@ -35,9 +35,6 @@ from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic, validate_topic
 from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties
 
-#: Distinct real topics remembered; bounded so odd traffic cannot grow memory without end.
-_TOPIC_CACHE_SIZE = 10_000
-
 
 @dataclass(frozen=True, slots=True)
 class Wait:
@@ -66,12 +63,11 @@ _BAD_RECORD = (MalformedHeaderError, InvalidNameError, ConfigError)
 
 
 class Planner:
-    """:func:`plan_head` for one delay table and namespace, with a real-topic cache."""
+    """:func:`plan_head` for one delay table and namespace."""
 
     def __init__(self, levels: DelayLevels, namespace: str) -> None:
         self._levels = levels
         self._namespace = namespace
-        self._physical: dict[str, str] = {}
 
     def plan(self, record: KafkaRecord, level_delay_ms: int, now_ms: int) -> Plan:
         """Never raises for bad record content: such records get a :class:`Quarantine` plan."""
@@ -103,13 +99,8 @@ class Planner:
     def _physical_topic(self, real_topic: str | None) -> str:
         if not real_topic:
             raise MalformedHeaderError(f"header {props.REAL_TOPIC} is missing")
-        physical = self._physical.get(real_topic)
-        if physical is None:
-            physical = to_kafka_topic(validate_topic(real_topic), self._namespace)
-            if len(self._physical) >= _TOPIC_CACHE_SIZE:
-                self._physical.clear()
-            self._physical[real_topic] = physical
-        return physical
+        # both rules cache what they accept: a real topic is checked once per process
+        return to_kafka_topic(validate_topic(real_topic), self._namespace)
 
     def _timer(self, record: KafkaRecord, properties: dict[str, str], due: int, now: int) -> Plan:
         try:

@@ -41,18 +41,13 @@ class TopicGuard:
         self._config = config
         self._level_specs = level_specs  # logical level topic -> spec (the topology's)
         self._timeout_s = metadata_timeout_s
-        self._physical: dict[str, str] = {}
         self._known: set[str] = set()
         self._levels: set[int] = set()
         self._lock = threading.Lock()
 
     def physical(self, logical: str) -> str:
         """Physical name of ``logical`` (raises InvalidNameError, no I/O)."""
-        name = self._physical.get(logical)
-        if name is None:
-            name = to_kafka_topic(logical, self._config.namespace)
-            self._physical[logical] = name
-        return name
+        return to_kafka_topic(logical, self._config.namespace)
 
     def missing(
         self, producer: Producer, physical: str, deadline: float | None = None
