@@ -11,8 +11,7 @@ the DLQ at once (:mod:`~rmqcompat.consumer.dead_letter`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Sequence
 
 from confluent_kafka import KafkaError
 
@@ -43,13 +42,49 @@ STUCK_AFTER_FAILED_SEND_BACKS = 3
 _Failed = tuple[MessageExt, int]
 
 
-@dataclass
 class _Round:
     """The send-backs of one batch; failures are re-consumed together, as in RocketMQ."""
 
-    remaining: int
-    failed: list[_Failed] = field(default_factory=list)
-    error: KafkaError | None = None  # the last passing failure
+    __slots__ = ("error", "failed", "remaining")
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+        # no list until a send-back fails: one object less for each one in flight
+        self.failed: tuple[_Failed, ...] | list[_Failed] = ()
+        self.error: KafkaError | None = None  # the last passing failure
+
+    def fail(self, msg: MessageExt, stored: int, err: KafkaError) -> None:
+        if isinstance(self.failed, tuple):
+            self.failed = []
+        self.failed.append((msg, stored))
+        self.error = err
+
+
+class _Sent:
+    """The ``done`` of one send-back: :meth:`Settlement._on_sent` with what it is about.
+
+    One small object rather than a closure and its cells: it lives until the delivery
+    report, so it keeps the cyclic collector's work on the send-back path down.
+    """
+
+    __slots__ = ("_batch", "_msg", "_round", "_settlement", "_stored")
+
+    def __init__(
+        self,
+        settlement: Settlement,
+        batch: ConsumeBatch,
+        msg: MessageExt,
+        stored: int,
+        round_: _Round,
+    ) -> None:
+        self._settlement = settlement
+        self._batch = batch
+        self._msg = msg
+        self._stored = stored
+        self._round = round_
+
+    def __call__(self, err: KafkaError | None) -> None:
+        self._settlement._on_sent(self._batch, self._msg, self._stored, self._round, err)  # noqa: SLF001
 
 
 class Settlement:
@@ -189,28 +224,32 @@ class Settlement:
         round_ = _Round(len(failed))
         for msg, stored in failed:
             self.pending_sendbacks += 1
-            self._sendback.send(msg, stored, delay_level, self._on_sent(batch, msg, stored, round_))
+            self._sendback.send(msg, stored, delay_level, _Sent(self, batch, msg, stored, round_))
 
     def _on_sent(
-        self, batch: ConsumeBatch, msg: MessageExt, stored: int, round_: _Round
-    ) -> Callable[[KafkaError | None], None]:
-        def done(err: KafkaError | None) -> None:
-            self.pending_sendbacks -= 1
-            round_.remaining -= 1
-            if err is None:
-                batch.pq.remove(msg.queue_offset)
-                self._partitions.unstick(batch.key, msg.queue_offset)
-            elif is_retriable(err):
-                round_.failed.append((msg, stored))
-                round_.error = err
-            else:  # consuming it again would only fail the same way, forever
-                self._dlq.send(batch, msg, stored, err)
-            if round_.remaining == 0 and round_.error is not None:
-                self._consume_later(batch, round_.failed, round_.error)
+        self,
+        batch: ConsumeBatch,
+        msg: MessageExt,
+        stored: int,
+        round_: _Round,
+        err: KafkaError | None,
+    ) -> None:
+        """The producer's word on one send-back of ``round_``."""
+        self.pending_sendbacks -= 1
+        round_.remaining -= 1
+        if err is None:
+            batch.pq.remove(msg.queue_offset)
+            self._partitions.unstick(batch.key, msg.queue_offset)
+        elif is_retriable(err):
+            round_.fail(msg, stored, err)
+        else:  # consuming it again would only fail the same way, forever
+            self._dlq.send(batch, msg, stored, err)
+        if round_.remaining == 0 and round_.error is not None:
+            self._consume_later(batch, round_.failed, round_.error)
 
-        return done
-
-    def _consume_later(self, batch: ConsumeBatch, failed: list[_Failed], err: KafkaError) -> None:
+    def _consume_later(
+        self, batch: ConsumeBatch, failed: Sequence[_Failed], err: KafkaError
+    ) -> None:
         """RocketMQ's fallback: the listener sees ``reconsume_times + 1``; the stored count
         (what a later send-back routes by) stays, so their difference counts the send-backs
         that failed in a row. From :data:`STUCK_AFTER_FAILED_SEND_BACKS` on, the message is
