@@ -9,9 +9,8 @@ the record and its header tuples. One small callback object per send-back is the
 from __future__ import annotations
 
 import gc
-from typing import Any
-
 from test_consumer_settlement import KEY
+from test_sendback_client_replace import FakeClient
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.dispatch import ConsumeBatch
@@ -25,25 +24,6 @@ from rmqcompat.message import MessageExt, MessageQueue
 SENDS = 2_000
 
 
-class HeldReports:
-    """A producer that holds every delivery callback until :meth:`poll`, as librdkafka does."""
-
-    def __init__(self) -> None:
-        self.held: list[Any] = []
-
-    def produce(self, *_args: Any, on_delivery: Any, **_kwargs: Any) -> None:
-        self.held.append(on_delivery)
-
-    def poll(self, _timeout: float) -> int:
-        held, self.held = self.held, []
-        for report in held:
-            report(None, None)
-        return len(held)
-
-    def __len__(self) -> int:
-        return len(self.held)
-
-
 def _tracked() -> int:
     gc.collect()  # also untracks tuples of atomic values, as any collection would
     return len(gc.get_objects())
@@ -55,7 +35,7 @@ def test_a_send_back_awaiting_its_report_keeps_two_small_objects_alive_and_none_
     partitions.add(KEY, MessageQueue("T", 0), 0)
     state = partitions.get(KEY)
     assert state is not None
-    client = HeldReports()
+    client = FakeClient(None)  # holds each delivery callback until polled, as librdkafka
     sink = RecordSink({}, factory=lambda _settings: client)  # type: ignore[arg-type,return-value]
     sendback = SendBack(sink, settings.retry_policy(), "ns", now_ms=lambda: 0)
     settlement = Settlement(settings, sendback, partitions, None, lambda: 0.0)  # type: ignore[arg-type]
