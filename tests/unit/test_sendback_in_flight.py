@@ -9,6 +9,7 @@ the record and its header tuples. One small callback object per send-back is the
 from __future__ import annotations
 
 import gc
+
 from test_consumer_settlement import KEY
 from test_sendback_client_replace import FakeClient
 
