@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rmqcompat import properties as props
 from rmqcompat.message import MessageExt
@@ -76,11 +77,19 @@ def route_failed(policy: RetryPolicy, reconsume_times: int, delay_level: int = 0
     reconsume_times = props.clamp_reconsume_times(reconsume_times)
     if reconsume_times >= policy.max_reconsume_times or delay_level <= DLQ_NOW:
         if not policy.dead_letter:
-            return Destination(DestinationKind.DISCARD, dlq_topic(policy.group))
-        return Destination(DestinationKind.DLQ, dlq_topic(policy.group))
+            return _destination(DestinationKind.DISCARD, policy.group)
+        return _destination(DestinationKind.DLQ, policy.group)
     level = delay_level if delay_level > 0 else retry_level(policy.levels, reconsume_times)
     level = min(level, policy.levels.max_level)
-    return Destination(DestinationKind.DELAY, retry_topic(policy.group), level)
+    return _destination(DestinationKind.DELAY, policy.group, level)
+
+
+@lru_cache(maxsize=4096)
+def _destination(kind: DestinationKind, group: str, level: int = 0) -> Destination:
+    """A group has a few destinations (its DLQ, a retry per level): each is made once, not
+    per failed message (a frozen dataclass and a name check cost more than the lookup)."""
+    topic = retry_topic(group) if kind is DestinationKind.DELAY else dlq_topic(group)
+    return Destination(kind, topic, level)
 
 
 def retry_level(levels: DelayLevels, reconsume_times: int) -> int:
