@@ -23,7 +23,9 @@ this process only reads and times. Each run uses a fresh namespace. Measured per
    retry, table ``10ms 20ms 30ms`` (first retry waits 30 ms). msgs/s = messages / time
    from the first delivery to the last successful retry (consume -> send-back -> level
    topic -> forwarder -> retry topic -> consume). Compared with the raw copy of the same
-   messages; note the loop does two consumes and two produces per message.
+   messages; note the loop does two consumes and two produces per message. Also the
+   consumer process's CPU time over that span per message (all its threads), and the
+   part of it its cyclic garbage collector ran (timed by ``gc.callbacks``).
 
     python benchmarks/forwarder.py [--rate 5000] [--seconds 10] [--runs 3] [--size 100]
         [--backlog 50000] [--retry 10000] [--bootstrap-servers host:port]
@@ -136,8 +138,30 @@ def raw_copy(bs: str, source: str, target: str, count: int) -> None:
     consumer.close()
 
 
+class CollectorClock:
+    """Seconds the cyclic garbage collector ran in this process since :meth:`start`."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._began = 0.0
+        self._on = False
+
+    def start(self) -> None:
+        import gc
+
+        self._on = True
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        elif self._on:
+            self.seconds += time.perf_counter() - self._began
+
+
 def retry_consumer(bs: str, ns: str, topic: str, count: int, trace: bool, out) -> None:
-    """Fail each message once, succeed on its retry; report (first delivery, last success)."""
+    """Fail each message once, succeed on its retry; report (successes, first delivery to
+    last success, this process's CPU seconds and the collector's in that span)."""
     import threading
 
     from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus as Status
@@ -145,16 +169,21 @@ def retry_consumer(bs: str, ns: str, topic: str, count: int, trace: bool, out) -
     from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
 
     lock, done = threading.Lock(), threading.Event()
-    state = {"first": 0, "last": 0, "ok": 0}
+    state = {"first": 0, "last": 0, "ok": 0, "cpu0": 0.0, "cpu": 0.0, "gc": 0.0}
+    collector = CollectorClock()
 
     def listener(msgs, _ctx):
         with lock:
-            state["first"] = state["first"] or time.monotonic()
+            if not state["first"]:
+                state["first"], state["cpu0"] = time.monotonic(), time.process_time()
+                collector.start()
             if msgs[0].reconsume_times == 0:
                 return Status.RECONSUME_LATER
             state["ok"] += 1
             state["last"] = time.monotonic()
-            if state["ok"] >= count:
+            if state["ok"] == count:
+                state["cpu"] = time.process_time() - state["cpu0"]
+                state["gc"] = collector.seconds
                 done.set()
             return Status.CONSUME_SUCCESS
 
@@ -166,7 +195,7 @@ def retry_consumer(bs: str, ns: str, topic: str, count: int, trace: bool, out) -
     consumer.register_message_listener(listener)
     with consumer:
         done.wait(600)
-    out.put((state["ok"], state["last"] - state["first"]))
+    out.put((state["ok"], state["last"] - state["first"], state["cpu"], state["gc"]))
 
 
 def run_child(target: Callable[..., None], *args: object) -> None:
@@ -294,12 +323,14 @@ def retry_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
             target=retry_consumer, args=(bs, ns, "Bench", args.retry, trace, out)
         )
         consumer.start()
-        ok, elapsed = out.get(timeout=900)
+        ok, elapsed, cpu, collected = out.get(timeout=900)
         consumer.join()
     run_child(raw_copy, bs, f"{ns}.Bench", f"{ns}.Copy", args.retry)
     raw = span_rate(read(bs, f"{ns}.Copy", args.retry))
     loop = ok / elapsed if ok == args.retry else float("nan")
-    return {"loop": loop, "raw": raw, "ratio": loop / raw}
+    per_msg = 1e6 / args.retry  # seconds -> us per message
+    return {"loop": loop, "raw": raw, "ratio": loop / raw, "cpu_us": cpu * per_msg,
+            "gc_us": collected * per_msg}  # fmt: skip
 
 
 # -- report ---------------------------------------------------------------------------------
@@ -356,7 +387,8 @@ def main() -> None:
     if retry:
         show(f"retry round trip of {args.retry} messages, table {RETRY_TABLE} (msgs/s):", retry,
              lambda r: f"fail-once loop {r['loop']:,.0f}  raw copy {r['raw']:,.0f}  "
-             f"ratio {r['ratio']:.2f}")  # fmt: skip
+             f"ratio {r['ratio']:.2f} | consumer CPU {r['cpu_us']:.1f} us a message, "
+             f"its garbage collector {r['gc_us']:.1f}")  # fmt: skip
     print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
