@@ -107,7 +107,7 @@ class DeadLetter:
             record.timestamp()[1],
             record.value() or b"",
             record.key(),
-            tuple(cast(RawHeaders, record.headers() or ())),
+            tuple(cast("list[tuple[str, bytes | None]]", record.headers() or [])),
         )
 
     @property
