@@ -151,7 +151,7 @@ class _Traced:
 
     def __call__(self, err: KafkaError | None) -> None:
         if err is None:
-            self._sendback.traced(self._msg, self._reconsume_times, self._dest)
+            self._sendback.trace_acknowledged(self._msg, self._reconsume_times, self._dest)
         self._done(err)
 
 
@@ -210,7 +210,7 @@ class SendBack:
             done = _Traced(self, msg, reconsume_times, dest, done)
         self._sink.produce(record, done)
 
-    def traced(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> None:
+    def trace_acknowledged(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> None:
         """Trace a send-back (or dead letter) the broker acknowledged."""
         hooks.settled_back(
             self.tracer,
