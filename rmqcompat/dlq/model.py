@@ -107,7 +107,7 @@ class DeadLetter:
             record.timestamp()[1],
             record.value() or b"",
             record.key(),
-            tuple(cast("list[tuple[str, bytes | None]]", record.headers() or [])),
+            tuple(cast(props.Headers, record.headers() or [])),
         )
 
     @property
