@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -144,18 +145,14 @@ class CollectorClock:
     def __init__(self) -> None:
         self.seconds = 0.0
         self._began = 0.0
-        self._on = False
 
     def start(self) -> None:
-        import gc
-
-        self._on = True
         gc.callbacks.append(self._callback)
 
     def _callback(self, phase: str, _info: dict[str, int]) -> None:
         if phase == "start":
             self._began = time.perf_counter()
-        elif self._on:
+        else:
             self.seconds += time.perf_counter() - self._began
 
 
