@@ -130,13 +130,13 @@ def audit(**options: Any) -> None:
         levels = DelayLevels.parse(options["message_delay_level"])
     except ConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--message-delay-level") from None
-    report = _run(options, levels)
-    if report is not None:
-        click.echo(_table(report))
-        click.echo(f"report: {options['out'] / 'report.json'}")
+    _run(options, levels)
 
 
-def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
+def _run(options: dict[str, Any], levels: DelayLevels) -> None:
+    """Runs the audit and prints its table. A local Spark started here maps the cached
+    class archive, or writes it as its JVM exits (:mod:`rmqcompat.spark.class_archive`),
+    after the table is out."""
     try:
         from py4j.protocol import Py4JError  # type: ignore[import-untyped]
         from pyspark.errors import PySparkException
@@ -145,7 +145,9 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
         from rmqcompat.devbroker.apache_kafka import cache_root
         from rmqcompat.spark import build_session
         from rmqcompat.spark.audit import AuditPolicy
+        from rmqcompat.spark.class_archive import ClassArchive
         from rmqcompat.spark.job import AuditJob, run_batch, run_stream
+        from rmqcompat.spark.session import stop_session
     except ImportError as exc:
         raise ConfigError(
             f"audit needs the spark extra: pip install 'rmqcompat[spark]' ({exc})"
@@ -166,11 +168,13 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
     )
     _require_trace_topic(job.client)
     running = SparkSession.getActiveSession()  # e.g. a notebook's: used, not stopped
+    archive = None if running else ClassArchive.in_directory(cache_root() / "spark-classes")
     try:
         spark = running or build_session(
             master=options["master"],
             ivy_dir=cache_root() / "ivy",
             jars_dir=options["jars_dir"],
+            class_archive=archive,
             extra=options["spark_conf"],
         )
     except (PySparkException, Py4JError) as exc:
@@ -179,17 +183,27 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> dict[str, Any] | None:
         # failures are reported in one line (AuditError); Spark's log would repeat them
         # with the JVM's stack traces (--debug keeps its WARN level)
         spark.sparkContext.setLogLevel("OFF")
+    java_options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
+    writing = running is None and archive is not None and archive.written_by(java_options or "")
     try:
         if options["stream"]:
-            return run_stream(
+            report = run_stream(
                 spark, job, options["out"], options["checkpoint"], options["trigger_interval"]
             )
-        return run_batch(spark, job, options["out"])
+        else:
+            report = run_batch(spark, job, options["out"])
+        if report is not None:
+            click.echo(_table(report))
+            click.echo(f"report: {options['out'] / 'report.json'}")
     except (PySparkException, Py4JError) as exc:
         raise AuditError(f"the Spark audit failed: {_reason(exc)}") from exc
     finally:
         if running is None:
-            spark.stop()
+            if writing:
+                click.echo("saving Spark's classes for faster audits (once)", err=True)
+            exited = stop_session(spark)
+            if archive is not None and writing:
+                archive.publish() if exited else archive.discard()
 
 
 def _require_trace_topic(client: ClientConfig) -> None:

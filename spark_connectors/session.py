@@ -14,15 +14,18 @@ still there. Jars pyspark itself ships at the same version are left out either w
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pyspark
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from rmqcompat.errors import ConfigError
+from rmqcompat.spark.class_archive import ClassArchive
 from rmqcompat.spark_master import local_threads
 
 KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
@@ -37,9 +40,11 @@ def session_config(
     *,
     ivy_dir: Path,
     jars_dir: Path | None = None,
+    class_archive: ClassArchive | None = None,
     extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The Spark settings :func:`build_session` applies (``extra`` wins).
+    """The Spark settings :func:`build_session` applies (``extra`` wins). A local
+    master's JVM maps ``class_archive``, or writes it as it exits if there is none yet.
 
     Raises:
         ConfigError: ``jars_dir`` does not hold the Kafka connector jar of this pyspark.
@@ -72,7 +77,8 @@ def session_config(
         # the throughput collector: G1's concurrent work and write barriers compete with
         # the tasks for the few cores of one machine (a fresh `rmqcompat audit` of a
         # million messages' events on local[2], 6 pairs: 39.8 -> 36.9 s)
-        config["spark.driver.extraJavaOptions"] = LOCAL_JAVA_OPTIONS
+        archive = class_archive.java_options() if class_archive is not None else ""
+        config["spark.driver.extraJavaOptions"] = f"{LOCAL_JAVA_OPTIONS} {archive}".strip()
     jars = _connector_jars(jars_dir) if jars_dir is not None else _resolved_jars(ivy_dir)
     if jars is None:
         config["spark.jars.packages"] = KAFKA_CONNECTOR
@@ -132,6 +138,7 @@ def build_session(
     *,
     ivy_dir: Path,
     jars_dir: Path | None = None,
+    class_archive: ClassArchive | None = None,
     extra: Mapping[str, str] | None = None,
 ) -> SparkSession:
     """Get or create the SparkSession (see :func:`session_config` for the settings).
@@ -147,10 +154,36 @@ def build_session(
         # would otherwise start whatever "python3" is first on PATH.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
-    config = session_config(master, ivy_dir=ivy_dir, jars_dir=jars_dir, extra=extra)
+    config = session_config(
+        master, ivy_dir=ivy_dir, jars_dir=jars_dir, class_archive=class_archive, extra=extra
+    )
     for name, value in config.items():
         builder = builder.config(name, value)
     spark = builder.getOrCreate()
     if config.get("spark.jars.packages") == KAFKA_CONNECTOR:
         _record_resolution(ivy_dir, spark.sparkContext.getConf().get("spark.jars", ""))
     return spark
+
+
+def stop_session(spark: SparkSession, *, jvm_exit_s: float = 120.0) -> bool:
+    """Stop ``spark``, and the JVM this process started for it: it exits when its standard
+    input closes (as when this process ends), writing a class archive first if it was
+    asked to. Waits at most ``jvm_exit_s`` for that, then kills it.
+
+    Returns whether the JVM exited by itself (False: killed, or not started here).
+    """
+    spark.stop()
+    gateway = SparkContext._gateway  # noqa: SLF001 - pyspark keeps the JVM's process only there
+    process = getattr(gateway, "proc", None)
+    if gateway is None or process is None or process.stdin is None:
+        return False
+    gateway.close()
+    # a later session of this process starts a JVM of its own
+    SparkContext._gateway = SparkContext._jvm = None  # noqa: SLF001
+    process.stdin.close()
+    try:
+        return bool(process.wait(jvm_exit_s) == 0)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return False

@@ -70,15 +70,21 @@ def cache_root() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "rmqcompat"
 
 
+def java_on_path() -> str | None:
+    """The ``java`` that runs here, unchecked: ``$JAVA_HOME/bin/java`` when set, else the
+    one on PATH (as Spark's launcher picks it); None if there is none."""
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = Path(java_home) / "bin" / "java" if java_home else None
+    return str(candidate) if candidate and os.access(candidate, os.X_OK) else shutil.which("java")
+
+
 def java_executable() -> str:
     """Return the ``java`` to run: ``$JAVA_HOME/bin/java`` when set, else the one on PATH.
 
     Raises:
         KafkaRuntimeError: if there is none, or it is older than Java 17.
     """
-    java_home = os.environ.get("JAVA_HOME")
-    candidate = Path(java_home) / "bin" / "java" if java_home else None
-    java = str(candidate) if candidate and os.access(candidate, os.X_OK) else shutil.which("java")
+    java = java_on_path()
     if java is None:
         raise KafkaRuntimeError(
             f"the kafka dev broker needs Java: no `java` on PATH; {_INSTALL_JAVA}, {_USE_TANSU}"
