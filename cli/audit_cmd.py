@@ -202,8 +202,8 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> None:
             if writing:
                 click.echo("saving Spark's classes for faster audits (once)", err=True)
             exited = stop_session(spark)
-            if archive is not None and writing:
-                archive.publish() if exited else archive.discard()
+            if archive is not None and writing and not (exited and archive.publish()):
+                archive.discard()
 
 
 def _require_trace_topic(client: ClientConfig) -> None:

@@ -57,11 +57,19 @@ class ClassArchive:
         """Where this process's JVM writes the archive before it is published."""
         return self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
 
+    @property
+    def failed(self) -> Path:
+        """Left by a JVM that did not write the archive cleanly: no JVM tries again (each
+        would wait as long again) until it is removed."""
+        return self.path.with_name(f"{self.path.name}.failed")
+
     def java_options(self) -> str:
         """The JVM options that map the archive, or write it if there is none yet (or
-        nothing when its directory cannot be written)."""
+        nothing when its directory cannot be written, or writing it failed before)."""
         if self.path.is_file():
             return f"-XX:SharedArchiveFile={self.path} {QUIET}"
+        if self.failed.exists():
+            return ""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError:
@@ -88,8 +96,13 @@ class ClassArchive:
         return True
 
     def discard(self) -> None:
-        """Remove :attr:`partial` (its JVM did not exit cleanly: it may be incomplete)."""
+        """Remove :attr:`partial` (its JVM did not exit cleanly, so it may be incomplete,
+        or wrote nothing) and leave :attr:`failed`."""
         self.partial.unlink(missing_ok=True)
+        try:
+            self.failed.touch()
+        except OSError:
+            pass  # the cache went read-only: the next audit finds no folder to write in
 
     def _remove_stale(self) -> None:
         cutoff = time.time() - STALE_AFTER_S

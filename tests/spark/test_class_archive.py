@@ -73,11 +73,14 @@ def test_nothing_or_an_empty_file_is_not_published(tmp_path: Path) -> None:
     assert not archive.partial.exists()
 
 
-def test_a_jvm_that_did_not_exit_cleanly_leaves_nothing(tmp_path: Path) -> None:
+def test_a_jvm_that_did_not_exit_cleanly_leaves_no_archive_and_no_retry(tmp_path: Path) -> None:
     archive = ClassArchive(tmp_path / "spark.jsa")
     archive.partial.write_bytes(b"half")
     archive.discard()
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == [archive.failed]
+    assert archive.java_options() == ""  # later audits neither write nor wait for it
+    archive.failed.unlink()  # removed by hand: the next audit tries again
+    assert archive.written_by(archive.java_options())
 
 
 def test_leftovers_of_stopped_audits_are_removed_not_those_being_written(tmp_path: Path) -> None:
