@@ -6,7 +6,7 @@ from an archive: ``-XX:ArchiveClassesAtExit`` writes one as the JVM exits, and
 ``-XX:SharedArchiveFile`` maps it. An audit of an empty trace topic on ``local[2]``
 took 12.9 s without and 9.0 s with one (3 alternating pairs, 2026-11-24).
 
-The first local audit the command line runs writes the archive (about 180 MB, some 10 s
+The first local audit the command line runs writes the archive (about 180 MB, some 20 s
 more as its JVM exits) to a file of its own and publishes it under the archive's name by
 a rename, whole or not at all, since other audits may start meanwhile. The name holds a
 digest of the ``java`` binary and of pyspark's version: another JVM or Spark makes an
@@ -65,7 +65,10 @@ class ClassArchive:
 
     def java_options(self) -> str:
         """The JVM options that map the archive, or write it if there is none yet (or
-        nothing when its directory cannot be written, or writing it failed before)."""
+        nothing when its directory cannot be written, or writing it failed before, or its
+        path holds a space or quote, which Spark would split the options at)."""
+        if any(char.isspace() or char in "'\"" for char in str(self.path)):
+            return ""
         if self.path.is_file():
             return f"-XX:SharedArchiveFile={self.path} {QUIET}"
         if self.failed.exists():

@@ -115,3 +115,10 @@ def test_the_jvm_writes_it_only_when_its_options_say_so(tmp_path: Path) -> None:
     archive.partial.write_bytes(b"archive")
     archive.publish()
     assert not archive.written_by(archive.java_options())  # mapped, not written
+
+
+@pytest.mark.parametrize("folder", ["my cache", "it's", 'a"b'])
+def test_a_path_spark_would_split_gets_no_archive(tmp_path: Path, folder: str) -> None:
+    archive = ClassArchive(tmp_path / folder / "spark.jsa")
+    assert archive.java_options() == ""
+    assert not archive.path.parent.exists()
