@@ -184,7 +184,7 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> None:
         # with the JVM's stack traces (--debug keeps its WARN level)
         spark.sparkContext.setLogLevel("OFF")
     java_options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
-    writing = running is None and archive is not None and archive.written_by(java_options or "")
+    writing = archive is not None and archive.written_by(java_options or "")
     try:
         if options["stream"]:
             report = run_stream(
