@@ -27,6 +27,7 @@ from rmqcompat.producer.failures import (
     send_error,
     timed_out,
 )
+from rmqcompat.producer.immediate import ImmediateLane
 from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.scheduler import Scheduler
 from rmqcompat.producer.send_result import SendResult, SendStatus
@@ -43,6 +44,8 @@ class Pipeline:
 
     Outcomes are set on the pending send's future from the poll thread (success) or the
     scheduler thread (failures, spooling); user callbacks chained to the future run there.
+    A send with a deadline (its caller waits for it) goes through the :class:`ImmediateLane`
+    instead: produced without the linger, its success set by a waiting caller's thread.
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class Pipeline:
         self._spool = spool
         self._clock_ms = clock_ms
         self._producer: Producer | None = None
+        self._immediate = ImmediateLane(self._settings)
         # Replaced clients, polled until their last delivery report arrived.
         self._retired: list[Producer] = []
         self._scheduler = Scheduler("rmqcompat-producer-retry")
@@ -117,6 +121,7 @@ class Pipeline:
         Raises:
             SendError: the send failed.
         """
+        self._immediate.wait(pending)
         remaining = pending.remaining_s()
         try:
             return pending.result(timeout=None if remaining is None else max(0.0, remaining))
@@ -143,7 +148,7 @@ class Pipeline:
         self._closed.set()
         if self._poller.is_alive():
             self._poller.join()
-        for producer in [*self._retired, self._producer]:
+        for producer in [*self._retired, self._producer, self._immediate.started]:
             if producer is not None:
                 producer.flush()
 
@@ -159,12 +164,17 @@ class Pipeline:
 
     def _poll_once(self) -> None:
         self.producer.poll(_POLL_S)
+        self._immediate.serve_idle()
         for old in list(self._retired):
             if old.poll(0) == 0 and len(old) == 0:
                 self._retired.remove(old)
 
     def _replace(self, broken: Producer) -> None:
         """Swap in a new librdkafka client unless ``broken`` was already replaced."""
+        if self._immediate.replace(broken):
+            log.warning("the Kafka producer client of sync sends became unusable; replacing it")
+            self._retired.append(broken)
+            return
         if self._producer is not broken:
             return
         log.warning("the Kafka producer client became unusable; replacing it")
@@ -173,7 +183,8 @@ class Pipeline:
 
     def _attempt(self, pending: PendingSend) -> None:
         pending.attempts += 1
-        producer = self.producer
+        # A caller waits for a send with a deadline: it goes without the batch linger.
+        producer = self.producer if pending.deadline is None else self._immediate.client()
         pending.producer = producer
         pending.on_report = self._report
         partition = -1 if pending.partition is None else pending.partition

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rmqcompat.config import ClientConfig
+from rmqcompat.producer.immediate import SEND_AT_ONCE
 
 #: How long a Kafka transaction of ours may stay open before the broker aborts it. It only
 #: spans two records and a commit; short, because an open transaction holds back every
@@ -27,7 +28,9 @@ def check_group_id(group: str, namespace: str) -> str:
 
 
 def half_producer(client: ClientConfig, send_msg_timeout_ms: int) -> dict[str, Any]:
+    """The half sender's client: the caller waits for each half, so no batch linger."""
     explicit = {
+        **SEND_AT_ONCE,
         "acks": "all",
         "enable.idempotence": True,
         "message.timeout.ms": send_msg_timeout_ms,

@@ -209,3 +209,54 @@ def test_scheduled_send_to_a_missing_topic_fails_like_a_plain_send(
     assert info.value.code == "UNKNOWN_TOPIC_OR_PART"
     assert info.value.message is msg
     assert info.value.attempts == 0
+
+
+def test_a_sync_send_goes_at_once_while_an_earlier_async_send_still_lingers(
+    kafka_bootstrap, namespace, client_overrides, topic
+):
+    # linger.ms 2500 holds the async record in its batch; the sync send must not wait for
+    # it (nor the linger): it is stored while the async one is still lingering.
+    with DefaultMQProducer(
+        "PG",
+        kafka_bootstrap,
+        namespace=namespace,
+        kafka_config={**client_overrides, "linger.ms": 2500},
+        send_msg_timeout=10_000,
+        trace_enabled=False,
+    ) as producer:
+        producer.send(Message(topic, b"warm-up"))  # metadata outside the comparison
+        lingering = producer.send_async(Message(topic, b"async"))
+        result = producer.send(Message(topic, b"sync"))
+        assert result.send_status is SendStatus.SEND_OK
+        assert not lingering.done()
+        assert lingering.result(timeout=10).send_status is SendStatus.SEND_OK
+
+
+@pytest.fixture
+def one_queue_topic(kafka_bootstrap, namespace, unique_name) -> str:
+    name = unique_name("T")
+    create_topic(kafka_bootstrap, name, namespace, partitions=1)
+    return name
+
+
+def test_sync_senders_on_many_threads_each_keep_their_order(
+    producer, one_queue_topic, kafka_bootstrap, namespace
+):
+    name = one_queue_topic
+
+    def sender(thread_no: int) -> None:
+        for seq in range(50):
+            producer.send(Message(name, b"%d:%d" % (thread_no, seq)))
+
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    records = read_to_eof(kafka_bootstrap, to_kafka_topic(name, namespace))
+    assert len(records) == 400
+    per_thread: dict[bytes, list[int]] = {}
+    for record in records:
+        thread_no, seq = record.value().split(b":")
+        per_thread.setdefault(thread_no, []).append(int(seq))
+    assert per_thread == {b"%d" % n: list(range(50)) for n in range(8)}
