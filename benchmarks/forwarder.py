@@ -7,11 +7,10 @@ this process only reads and times. Each run uses a fresh namespace. Measured per
 
 1. lateness: park SIZE-byte records on a one-level table (--level, 1s) at RATE msg/s for
    SECONDS s. The body carries the record's DUE_TIME (the generator's clock at park +
-   delay). Level topics keep LogAppendTime, and the forwarder counts the delay from it
-   (RocketMQ counts from the store time), so a record is due at its append time + delay:
+   delay). The forwarder acts on DUE_TIME, trusted within the bounds the parked record's
+   LogAppendTime sets (``rmqcompat.parking.due_time``), so:
    - forwarder lateness = CreateTime of the forwarded record (set by the forwarder's
-     produce call) - (LogAppendTime of the parked record + delay): what the forwarder
-     adds, the issue's figure;
+     produce call) - the due time the forwarder acted on: what the forwarder adds;
    - parking = LogAppendTime - park time: the generator's and the broker's share;
    - end to end = CreateTime of the forwarded record - DUE_TIME (both of the above);
    - arrival = time this process read the forwarded record - DUE_TIME.
@@ -276,7 +275,10 @@ def lateness_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     for value, created, read_at in got:
         number, due = value.split(b" ", 2)[:2]
         append_ms = appended[number]
-        late.append(created - (append_ms + delay))
+        acted_on = parking.due_time(
+            {props.DUE_TIME: due.decode()}, append_ms=append_ms, level_delay_ms=delay
+        )
+        late.append(created - acted_on)
         parking.append(append_ms - (int(due) - delay))
         end.append(created - int(due))
         arrival.append(read_at - int(due))

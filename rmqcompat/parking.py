@@ -6,15 +6,18 @@ A parked record keeps the message's body, key and properties and adds ``REAL_TOP
 ms on the parker's clock). Level topics are named by their delay and shared by every
 group of a namespace, like RocketMQ's ``SCHEDULE_TOPIC_XXXX`` queues.
 
-When a parked record is due (:func:`due_time`), clocks: RocketMQ counts a level's delay
-from the broker's store time and compares it with the same broker's clock. On Kafka the
-level topics are created with ``message.timestamp.type=LogAppendTime``, so a record's
-timestamp is the broker's append time and its level delay counts from there: the
-parker's (producer's, consumer's) clock plays no part. What is left is the offset
-between the broker's clock and the forwarder's: a forwarder ahead of the broker by x
-forwards x early, one behind it x late. On a topic that still stamps CreateTime (created
-before, or a broker that ignores LogAppendTime) ``DUE_TIME`` is used: the parker's clock
-then counts, and a parker ahead by x delays by x more, one behind by x less.
+When a parked record is due (:func:`due_time`): at its ``DUE_TIME``, the time the parker
+(the producer at the user's send call, the consumer at the listener's failure) wrote once,
+so the delay a user sees counts from the send call or the failure, and whatever the record
+spent before the broker appended it (batching, a busy broker) is part of the delay, not
+added to it. Level topics are created with ``message.timestamp.type=LogAppendTime``, and
+the broker's append time bounds how far a parker's clock is trusted: the due time is never
+later than append time + the level's delay (a parker whose clock is ahead cannot lengthen
+a delay), nor earlier than that minus :func:`park_lag_ms` (a parker whose clock is behind
+shortens a delay by at most that, never to nothing). Within those bounds the difference
+between the parker's clock and the forwarder's moves a forward by as much (NTP keeps it
+to milliseconds). On a topic that still stamps CreateTime (created before, or a broker
+that ignores LogAppendTime) ``DUE_TIME`` decides alone.
 
 Timer messages (``TIMER_DELIVER_MS``, RocketMQ 5) keep an absolute deadline in the
 *sender's* clock, compared with the forwarder's: they are delivered early by however
@@ -27,7 +30,7 @@ Released messages keep ``REAL_TOPIC`` and ``REAL_QID`` as RocketMQ keeps them; `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from rmqcompat import properties as props
@@ -148,6 +151,18 @@ def real_qid(properties: Mapping[str, str]) -> int:
     return qid
 
 
+#: The longest a parked record may take from its ``DUE_TIME`` stamp to the broker's append
+#: (a producer's local queue and retries) and still have its delay count from the stamp.
+MAX_PARK_LAG_MS = 1_000
+
+
+def park_lag_ms(level_delay_ms: int) -> int:
+    """How much earlier than append time + ``level_delay_ms`` a ``DUE_TIME`` is trusted:
+    :data:`MAX_PARK_LAG_MS`, and at most half the delay, so no parker's clock turns a
+    level's delay into nothing."""
+    return min(MAX_PARK_LAG_MS, level_delay_ms // 2)
+
+
 def due_time(
     properties: Mapping[str, str], *, append_ms: int | None = None, level_delay_ms: int = 0
 ) -> int:
@@ -156,9 +171,8 @@ def due_time(
     Args:
         properties: the parked record's properties.
         append_ms: the broker's append time if the record carries one (LogAppendTime),
-            else None: then ``DUE_TIME``, stamped with the parker's clock, decides.
-        level_delay_ms: the delay of the level topic the record was read from (counts
-            from ``append_ms``).
+            else None: then ``DUE_TIME`` decides alone.
+        level_delay_ms: the delay of the level topic the record was read from.
 
     Raises:
         MalformedHeaderError: ``DUE_TIME`` (always required) or ``TIMER_DELIVER_MS`` is
@@ -167,7 +181,17 @@ def due_time(
     stamped = props.decode_int(properties, props.DUE_TIME)
     if append_ms is None:
         return stamped
-    due = append_ms + level_delay_ms
+    latest = append_ms + level_delay_ms
+    due = min(latest, max(stamped, latest - park_lag_ms(level_delay_ms)))
     if props.TIMER_DELIVER_MS in properties:
         due = min(due, props.decode_int(properties, props.TIMER_DELIVER_MS))
     return due
+
+
+def stamped_due(headers: Iterable[tuple[str, bytes | None]]) -> int | None:
+    """The ``DUE_TIME`` of a record this process parked (None: not parked), as its trace
+    event records it: what was written, never recomputed."""
+    for name, value in headers:
+        if name == props.DUE_TIME and value is not None:
+            return int(value)
+    return None

@@ -56,10 +56,10 @@ class TopologySpec:
     Defaults: retry and level topics keep a week; DLQs and quarantine keep forever
     (``retention.ms=-1``) so no dead letter expires before an operator looks at it.
     Level topics stamp records with the broker's append time
-    (``message.timestamp.type=LogAppendTime``): a level's delay counts from it, so no
-    producer's or consumer's clock decides when a parked message is due
-    (:mod:`rmqcompat.parking`). A level topic created without it still works, on the
-    parker's clock; ``rmqcompat topics verify`` reports it as a config mismatch, and
+    (``message.timestamp.type=LogAppendTime``): it bounds how far the parker's clock is
+    trusted when a parked message falls due (:mod:`rmqcompat.parking`). A level topic
+    created without it still works, on the parker's clock alone; ``rmqcompat topics
+    verify`` reports it as a config mismatch, and
     ``kafka-configs --alter --add-config message.timestamp.type=LogAppendTime`` fixes it.
 
     The defaults carry no ``max.message.bytes``: it depends on the clients'

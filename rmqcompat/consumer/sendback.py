@@ -133,7 +133,7 @@ class _Traced:
     """``done``, after tracing a send-back the broker acknowledged (a slots object for the
     reason :class:`_Report` is one)."""
 
-    __slots__ = ("_dest", "_done", "_msg", "_reconsume_times", "_sendback")
+    __slots__ = ("_dest", "_done", "_msg", "_reconsume_times", "_record", "_sendback")
 
     def __init__(
         self,
@@ -141,17 +141,26 @@ class _Traced:
         msg: MessageExt,
         reconsume_times: int,
         dest: Destination,
+        record: OutgoingRecord,
         done: Done,
     ) -> None:
         self._sendback = sendback
         self._msg = msg
         self._reconsume_times = reconsume_times
         self._dest = dest
+        self._record = record
         self._done = done
 
     def __call__(self, err: KafkaError | None) -> None:
         if err is None:
-            self._sendback.trace_acknowledged(self._msg, self._reconsume_times, self._dest)
+            hooks.settled_back(
+                self._sendback.tracer,
+                self._msg,
+                self._reconsume_times,
+                self._sendback.group,
+                self._dest,
+                self._record,
+            )
         self._done(err)
 
 
@@ -207,20 +216,8 @@ class SendBack:
             done(KafkaError(KafkaError._INVALID_ARG, f"cannot encode the message: {exc!r}"))  # noqa: SLF001
             return
         if self.tracer.enabled:
-            done = _Traced(self, msg, reconsume_times, dest, done)
+            done = _Traced(self, msg, reconsume_times, dest, record, done)
         self._sink.produce(record, done)
-
-    def trace_acknowledged(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> None:
-        """Trace a send-back (or dead letter) the broker acknowledged."""
-        hooks.settled_back(
-            self.tracer,
-            msg,
-            reconsume_times,
-            self.group,
-            dest,
-            self._policy.levels,
-            self._now_ms(),
-        )
 
     def _record(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> OutgoingRecord:
         properties = sendback_properties(msg, self._policy, msg.topic, reconsume_times)

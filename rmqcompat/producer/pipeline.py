@@ -230,7 +230,7 @@ class Pipeline:
             return
         if pending.spool_entry is not None:
             self._unspool(pending.spool_entry)
-        message = pending.message
+        message, headers = pending.message, pending.headers
         try:
             # the SendResult is built lazily, when (if ever) someone reads it
             pending.set_stored(msg.partition(), msg.offset())
@@ -239,7 +239,8 @@ class Pipeline:
             return  # the timeout outcome stands and was settled
         pending.release()  # the caller may keep the future: not the body with it
         if self._traced and message is not None:
-            hooks.published(self._tracer, message, pending.msg_id, pending.topic, None)
+            written = () if headers is None or isinstance(headers, dict) else headers
+            hooks.published(self._tracer, message, pending.msg_id, pending.topic, None, written)
         self._settle(pending)
 
     def _unspool(self, entry: SpoolEntry) -> None:

@@ -140,10 +140,11 @@ class Emitter:
         return record
 
     def send_back(
-        self, msg: MessageExt, group: str, level: int, due_ms: int, target_topic: str
+        self, msg: MessageExt, group: str, level: int, due_ms: int | None, target_topic: str
     ) -> TraceRecord:
         """The broker stored the retry of a failed delivery (``reconsume_times`` is the
-        failed delivery's; the next one has one more)."""
+        failed delivery's; the next one has one more), parked until ``due_ms`` (None: a
+        level of delay 0 sent it straight to ``target_topic``)."""
         record = self._about("SEND_BACK", msg)
         record.update(group=group, delay_level=level, due_ms=due_ms, target_topic=target_topic)
         return record

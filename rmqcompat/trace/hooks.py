@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
+from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.retry import Destination, DestinationKind
-from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace.events import ConsumeStatus
 from rmqcompat.trace.tracer import Tracer
-from rmqcompat.wire import KafkaRecord, decode_properties, offset_message_id
+from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties, offset_message_id
 
 
 def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str]:
@@ -33,9 +34,19 @@ def _int(properties: Mapping[str, str], name: str) -> int | None:
 
 
 def published(
-    tracer: Tracer, message: Message, msg_id: str, physical_topic: str, born_ms: int | None
+    tracer: Tracer,
+    message: Message,
+    msg_id: str,
+    physical_topic: str,
+    born_ms: int | None,
+    headers: Iterable[tuple[str, bytes | None]] = (),
 ) -> None:
-    """The broker acknowledged ``message`` (sent as ``msg_id`` to ``physical_topic``)."""
+    """The broker acknowledged ``message`` (sent as ``msg_id`` to ``physical_topic`` with
+    ``headers``). A delayed message records when it is due as the producer wrote it: its
+    delivery time, or the ``DUE_TIME`` of the level it was parked on."""
+    due_ms = message.deliver_time_ms
+    if due_ms is None and message.delay_time_level:
+        due_ms = parking.stamped_due(headers)
     tracer.emit(
         tracer.events.publish(
             msg_id,
@@ -45,7 +56,7 @@ def published(
             keys=props.join_keys(message.keys),
             born_ms=born_ms,
             delay_level=message.delay_time_level or None,
-            due_ms=message.deliver_time_ms,
+            due_ms=due_ms,
         )
     )
 
@@ -79,18 +90,17 @@ def settled_back(
     reconsume_times: int,
     group: str,
     dest: Destination,
-    levels: DelayLevels,
-    now_ms: int,
+    record: OutgoingRecord,
 ) -> None:
     """The broker stored the send-back of ``msg`` (whose delivery with the stored count
-    ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ."""
+    ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ. ``record`` is what
+    was produced: its topic and ``DUE_TIME`` are recorded as written, never recomputed."""
     if dest.kind is DestinationKind.DLQ:
         event = tracer.events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
     else:
-        level = dest.level
-        delay = levels.delay_ms(level) if level else 0
-        target = levels.topic(level) if delay else dest.real_topic
-        event = tracer.events.send_back(msg, group, level, now_ms + delay, target)
+        target = from_kafka_topic(record.topic)[1]
+        due = parking.stamped_due(record.headers)
+        event = tracer.events.send_back(msg, group, dest.level, due, target)
     event["reconsume_times"] = reconsume_times
     tracer.emit(event)
 

@@ -36,6 +36,7 @@ _log = logging.getLogger("rmqcompat.trace")
 #: Events buffered before ``emit`` starts dropping (RocketMQ's trace queue is 1024
 #: batches; events here are single and small, about 150 bytes each).
 DEFAULT_CAPACITY = 20_000
+#: The longest the sink thread waits between two passes (a delivery report ends it sooner).
 _IDLE_POLL_S = 0.02
 #: Events drained between two polls of the sink thread.
 DRAIN_PASS = 5_000
@@ -193,7 +194,10 @@ class KafkaTraceSink:
             return
         try:
             while not self._stopping.is_set():
-                if not self._drain(producer):
+                self._drain(producer)
+                # Events collect for a while between passes unless a backlog waits: a pass
+                # per few events would keep this thread on the GIL the data path needs.
+                if len(self._buffer) < DRAIN_PASS:
                     producer.poll(_IDLE_POLL_S)
             self._drain(producer)
             producer.flush(_CLOSE_FLUSH_S)
@@ -220,12 +224,11 @@ class KafkaTraceSink:
         )
         return self._producer_factory(settings)
 
-    def _drain(self, producer: Producer) -> bool:
-        """Produce what is buffered (at most one pass's worth) as trace records; False
-        when there was none."""
+    def _drain(self, producer: Producer) -> None:
+        """Produce what is buffered (at most one pass's worth) as trace records."""
         buffer = self._buffer
         if not buffer:
-            return False
+            return
         produce, topic = producer.produce, self.topic
         for value, count in pack(self._encoded(producer, min(len(buffer), DRAIN_PASS))):
             try:
@@ -239,7 +242,6 @@ class KafkaTraceSink:
             else:
                 self._accepted += count
         producer.poll(0)  # serves delivery reports
-        return True
 
     def _encoded(self, producer: Producer, count: int) -> Iterator[bytes]:
         """The next ``count`` buffered events, encoded; those that cannot be are dropped

@@ -1,4 +1,6 @@
-"""Clock skew (issue 7 item 1): a level's delay counts from the broker's append time.
+"""When a parked record is due: at the ``DUE_TIME`` its parker wrote (the user's send call,
+the listener's failure), with the broker's append time bounding how far the parker's clock
+is trusted (clock skew, issue 7 item 1; lateness from the send call, issue 22).
 
 Every clock here is injected: the sender's, the consumer's and the forwarder's.
 """
@@ -75,13 +77,39 @@ def test_sender_150ms_ahead_does_not_turn_a_3s_level_into_zero() -> None:
     assert isinstance(plan(record, 3000, BROKER_NOW + 3000), Forward)
 
 
-def test_sender_far_ahead_or_behind_changes_nothing_on_an_append_time_topic() -> None:
-    for sender_skew in (-3_600_000, -300, 300, 600_000):
+def test_a_record_appended_late_is_due_at_the_time_its_parker_wrote() -> None:
+    # Stamped at the send call, appended 300 ms later (a queue, a busy broker): the delay
+    # counts from the send call, so the wait before the append is not added to it.
+    out = parking.park(
+        b"b", None, {}, real_topic="T", level=3, levels=LEVELS, namespace=NS,
+        now_ms=BROKER_NOW - 300,
+    )  # fmt: skip
+    assert plan(appended(out), 10_000, BROKER_NOW) == Wait(BROKER_NOW - 300 + 10_000)
+
+
+def test_sender_far_ahead_never_lengthens_a_level_nor_far_behind_shortens_it_much() -> None:
+    for sender_skew in (300, 600_000):
         out = parking.park(
             b"b", None, {}, real_topic="T", level=3, levels=LEVELS, namespace=NS,
             now_ms=BROKER_NOW + sender_skew,
         )  # fmt: skip
         assert plan(appended(out), 10_000, BROKER_NOW + 1) == Wait(BROKER_NOW + 10_000)
+    for sender_skew in (-3_600_000, -2_000):
+        out = parking.park(
+            b"b", None, {}, real_topic="T", level=3, levels=LEVELS, namespace=NS,
+            now_ms=BROKER_NOW + sender_skew,
+        )  # fmt: skip
+        earliest = BROKER_NOW + 10_000 - parking.MAX_PARK_LAG_MS
+        assert plan(appended(out), 10_000, BROKER_NOW + 1) == Wait(earliest)
+
+
+def test_no_parker_clock_turns_a_short_level_into_nothing() -> None:
+    out = parking.park(
+        b"b", None, {}, real_topic="T", level=1, levels=LEVELS, namespace=NS,
+        now_ms=BROKER_NOW - 3_600_000,
+    )  # fmt: skip
+    assert plan(appended(out), 1000, BROKER_NOW) == Wait(BROKER_NOW + 500)
+    assert parking.park_lag_ms(1000) == 500 and parking.park_lag_ms(10_000) == 1000
 
 
 class _Sink:

@@ -6,11 +6,13 @@ from dataclasses import dataclass
 
 from unit_fakes import ListSink
 
+from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import Emitter, Tracer, hooks
+from rmqcompat.wire import OutgoingRecord
 
 
 @dataclass
@@ -51,10 +53,14 @@ _MSG = MessageExt("Orders", b"", "ID", 0, 5, 1, 1, 2, {})
 _LEVELS = DelayLevels.parse()
 
 
-def test_send_back_to_a_level_records_its_topic_and_due_time() -> None:
+def test_send_back_to_a_level_records_the_topic_and_due_time_it_was_written_with() -> None:
     tracer, sink = _tracer()
     dest = Destination(DestinationKind.DELAY, "%RETRY%G", 5)
-    hooks.settled_back(tracer, _MSG, 2, "G", dest, _LEVELS, 1_000)
+    record = parking.park(
+        b"", None, {}, real_topic="%RETRY%G", level=5, levels=_LEVELS, namespace="ns",
+        now_ms=1_000,
+    )  # fmt: skip
+    hooks.settled_back(tracer, _MSG, 2, "G", dest, record)
     (event,) = sink.events
     assert (event["event"], event["delay_level"], event["target_topic"]) == (
         "SEND_BACK",
@@ -64,9 +70,22 @@ def test_send_back_to_a_level_records_its_topic_and_due_time() -> None:
     assert event["due_ms"] == 61_000 and event["reconsume_times"] == 2
 
 
+def test_send_back_traced_late_still_records_the_due_time_written_not_one_from_its_ack() -> None:
+    tracer, sink = _tracer()
+    dest = Destination(DestinationKind.DELAY, "%RETRY%G", 3)
+    record = parking.park(
+        b"", None, {}, real_topic="%RETRY%G", level=3, levels=_LEVELS, namespace="ns",
+        now_ms=1_000,
+    )  # fmt: skip
+    written = {name: value for name, value in record.headers}[props.DUE_TIME]
+    hooks.settled_back(tracer, _MSG, 0, "G", dest, record)
+    assert str(sink.events[0]["due_ms"]).encode() == written == b"11000"
+
+
 def test_send_back_to_the_dlq_is_a_dead_letter() -> None:
     tracer, sink = _tracer()
-    hooks.settled_back(tracer, _MSG, 2, "G", Destination(DestinationKind.DLQ, "%DLQ%G"), _LEVELS, 1)
+    dlq = Destination(DestinationKind.DLQ, "%DLQ%G")
+    hooks.settled_back(tracer, _MSG, 2, "G", dlq, OutgoingRecord("ns.rmq.dlq.G", b"", None, []))
     assert [(e["event"], e["target_topic"]) for e in sink.events] == [("DEAD_LETTER", "%DLQ%G")]
 
 
@@ -98,12 +117,21 @@ def test_quarantined_record_with_unreadable_headers_still_traced() -> None:
     assert (event["event"], event["msg_id"], event["reason"]) == ("QUARANTINE", "", "not UTF-8")
 
 
-def test_published_keeps_schedule() -> None:
+def test_published_keeps_schedule_and_the_due_time_the_producer_wrote() -> None:
     tracer, sink = _tracer()
     message = Message("Orders", b"x", tags="t", keys=["a", "b"], delay_time_level=3)
-    hooks.published(tracer, message, "ID", "ns.rmq.delay.10s", 5)
+    written = [(props.DELAY, b"3"), (props.DUE_TIME, b"10777")]
+    hooks.published(tracer, message, "ID", "ns.rmq.delay.10s", 5, written)
     (event,) = sink.events
     assert (event["topic"], event["keys"], event["delay_level"]) == ("Orders", "a b", 3)
+    assert event["due_ms"] == 10_777
+
+
+def test_published_timer_message_is_due_at_its_delivery_time() -> None:
+    tracer, sink = _tracer()
+    message = Message("Orders", b"x", deliver_time_ms=99_000)
+    hooks.published(tracer, message, "ID", "ns.rmq.delay.1m", None, [(props.DUE_TIME, b"5")])
+    assert sink.events[0]["due_ms"] == 99_000
 
 
 def test_consumed_marks_failed_indexes_and_timeouts() -> None:
