@@ -146,6 +146,17 @@ def delay_topic(duration: str) -> str:
     return SCHEDULE_PREFIX + duration
 
 
+def is_internal(logical: str) -> bool:
+    """Whether ``logical`` names a topic rmqcompat owns (retry, DLQ, delay level or a
+    system topic), which is never a business topic."""
+    return (
+        is_retry_topic(logical)
+        or is_dlq_topic(logical)
+        or logical.startswith(SCHEDULE_PREFIX)
+        or logical in _FIXED
+    )
+
+
 def is_retry_topic(logical: str) -> bool:
     return logical.startswith(RETRY_PREFIX) and len(logical) > len(RETRY_PREFIX)
 

@@ -77,6 +77,10 @@ class TopologySpec:
     #: Half messages and their op records (the two must have equal partition counts: the
     #: op records of half partition p live in op partition p).
     transaction: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
+    #: The dead-letter replay ledger: one partition (one ordered log), compacted, forever.
+    ledger: TopicSpec = TopicSpec(
+        partitions=1, configs={"cleanup.policy": "compact", "retention.ms": "-1"}
+    )
 
     def sized_for(self, max_message_size: int) -> TopologySpec:
         """A copy whose every kind accepts bodies up to ``max_message_size`` bytes.

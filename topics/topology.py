@@ -2,7 +2,10 @@
 
 A topology holds every topic rmqcompat needs for some groups and business topics: the
 business topics, ``%RETRY%G`` and ``%DLQ%G`` per group, one topic per delay level, the
-trace topic and the quarantine topic, each with the :class:`TopicSpec` of its kind.
+trace, quarantine and replay-ledger topics (and the transaction topics where asked), each
+with the :class:`TopicSpec` of its kind. Every client plans the internal topics it creates
+here (:func:`consumer_topology`, :func:`delay_topology`, :func:`system_topology`): no other
+module decides an internal topic's spec.
 """
 
 from __future__ import annotations
@@ -20,13 +23,12 @@ from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import (
     QUARANTINE_TOPIC,
-    SCHEDULE_PREFIX,
+    REPLAY_LOG_TOPIC,
     TRACE_TOPIC,
     TRANS_HALF_TOPIC,
     TRANS_OP_HALF_TOPIC,
     dlq_topic,
-    is_dlq_topic,
-    is_retry_topic,
+    is_internal,
     retry_topic,
     to_kafka_topic,
     validate_group,
@@ -36,7 +38,7 @@ from rmqcompat.topics.naming import (
 from rmqcompat.topics.provision import ADMIN_TIMEOUT_S, ensure_topics
 from rmqcompat.topics.spec import TopicSpec, TopologySpec
 
-Kind = Literal["business", "retry", "dlq", "delay", "trace", "quarantine", "transaction"]
+Kind = Literal["business", "retry", "dlq", "delay", "trace", "quarantine", "transaction", "ledger"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 Problem = Literal["missing", "partitions", "replication", "config"]
 
@@ -102,6 +104,7 @@ def build_topology(
         wanted.update(_group_topics(group, dead_letter=True))
     wanted.update(_level_topics(levels))
     wanted.update(_SYSTEM_TOPICS)
+    wanted[REPLAY_LOG_TOPIC] = "ledger"
     if [validate_group(group) for group in transaction_groups]:
         wanted.update(dict.fromkeys(transaction_topics(), "transaction"))
     return _plan(wanted, spec, namespace, max_message_size)
@@ -143,7 +146,50 @@ def delay_topology(
     return _plan({**_level_topics(levels), **_SYSTEM_TOPICS}, spec, namespace, max_message_size)
 
 
+def replay_topology(
+    group: str,
+    *,
+    to_retry_topic: bool,
+    spec: TopologySpec | None = None,
+    namespace: str = "",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> Topology:
+    """What a dead-letter replay of ``group`` creates: the replay ledger, and the group's
+    retry topic when it replays there (an original topic is never created by a replay)."""
+    wanted: dict[str, Kind] = {REPLAY_LOG_TOPIC: "ledger"}
+    if to_retry_topic:
+        wanted[retry_topic(group)] = "retry"
+    return _plan(wanted, spec, namespace, max_message_size)
+
+
+def system_topology(
+    *logical: str,
+    spec: TopologySpec | None = None,
+    namespace: str = "",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> Topology:
+    """The named system topics (trace, quarantine, replay ledger, transaction half and op),
+    each with the spec of its kind: what the trace sink, the replay and a transactional
+    producer create.
+
+    Raises:
+        InvalidNameError: a name is not a system topic.
+    """
+    unknown = [name for name in logical if name not in _SYSTEM_KINDS]
+    if unknown:
+        raise InvalidNameError(f"not system topics: {', '.join(map(repr, unknown))}")
+    wanted = {name: _SYSTEM_KINDS[name] for name in logical}
+    return _plan(wanted, spec, namespace, max_message_size)
+
+
+#: What every client creates besides its own topics (its events and poison records go there).
 _SYSTEM_TOPICS: dict[str, Kind] = {TRACE_TOPIC: "trace", QUARANTINE_TOPIC: "quarantine"}
+_SYSTEM_KINDS: dict[str, Kind] = {
+    **_SYSTEM_TOPICS,
+    REPLAY_LOG_TOPIC: "ledger",
+    TRANS_HALF_TOPIC: "transaction",
+    TRANS_OP_HALF_TOPIC: "transaction",
+}
 
 
 def _group_topics(group: str, dead_letter: bool) -> dict[str, Kind]:
@@ -177,13 +223,7 @@ def _plan(
 
 def _business_topic(topic: str) -> str:
     validate_topic(topic)
-    internal = (
-        is_retry_topic(topic)
-        or is_dlq_topic(topic)
-        or topic.startswith(SCHEDULE_PREFIX)
-        or topic in (TRACE_TOPIC, QUARANTINE_TOPIC, *transaction_topics())
-    )
-    if internal:
+    if is_internal(topic):
         raise InvalidNameError(
             f"business topic {topic!r} is an internal rmqcompat topic name "
             "(%RETRY%, %DLQ%, %SCHEDULE% or a system topic); pass groups for retry/DLQ topics"

@@ -88,11 +88,9 @@ from rmqcompat.dlq.page import (
 from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S, reader, scan
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.topics.naming import REPLAY_LOG_TOPIC, to_kafka_topic
-from rmqcompat.topics.spec import TopicSpec
 
 __all__ = [
     "COLUMNS",
-    "LEDGER_SPEC",
     "PAGE_SIZE",
     "LedgerEntry",
     "LedgerPage",
@@ -108,8 +106,6 @@ __all__ = [
 
 _log = logging.getLogger("rmqcompat.dlq")
 
-#: How the ledger topic is created: one partition (one ordered log), compacted, forever.
-LEDGER_SPEC = TopicSpec(partitions=1, configs={"cleanup.policy": "compact", "retention.ms": "-1"})
 
 _NEW_TOPIC_ERRORS = frozenset(
     {

@@ -40,7 +40,6 @@ from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.chunk import Chunk, ChunkBuilder, Operator, Pending
 from rmqcompat.dlq.ledger import (
     COLUMNS,
-    LEDGER_SPEC,
     Row,
     ledger_end,
     ledger_reader,
@@ -60,9 +59,8 @@ from rmqcompat.dlq.transactions import (
     transactional_id,
 )
 from rmqcompat.errors import ConfigError, TopologyError
-from rmqcompat.topics.naming import REPLAY_LOG_TOPIC, retry_topic, to_kafka_topic
-from rmqcompat.topics.provision import ensure_topics
-from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.topics.topology import provision_topology, replay_topology
 from rmqcompat.trace import Tracer, hooks
 
 __all__ = ["Operator", "ReplayOptions", "ReplaySummary", "Replayer", "transactional_id"]
@@ -210,13 +208,16 @@ class Replayer:
         (in one request); an original topic must exist (a replay never creates business
         topics)."""
         config = self._config
-        wanted = {REPLAY_LOG_TOPIC: LEDGER_SPEC}
-        if self._options.target == "retry":
-            spec = TopologySpec().sized_for(config.max_message_size).retry
-            wanted[retry_topic(self._group)] = spec
-        else:
+        to_retry_topic = self._options.target == "retry"
+        if not to_retry_topic:
             self._check_originals(letters)
-        ensure_topics(config.librdkafka("admin"), wanted, config.namespace)
+        planned = replay_topology(
+            self._group,
+            to_retry_topic=to_retry_topic,
+            namespace=config.namespace,
+            max_message_size=config.max_message_size,
+        )
+        provision_topology(config.librdkafka("admin"), planned)
 
     def _check_originals(self, letters: Sequence[DeadLetter]) -> None:
         config = self._config

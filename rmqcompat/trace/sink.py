@@ -26,8 +26,7 @@ from rmqcompat.closing import close_producer
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
-from rmqcompat.topics.provision import ensure_topics
-from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.topology import provision_topology, system_topology
 from rmqcompat.trace.batch import pack
 from rmqcompat.trace.codec import TraceRecord, encode
 
@@ -211,11 +210,13 @@ class KafkaTraceSink:
 
     def _open(self) -> Producer:
         try:
-            ensure_topics(
-                self._client.librdkafka("admin"),
-                {TRACE_TOPIC: TopologySpec().trace},
-                self._client.namespace,
+            client = self._client
+            planned = system_topology(
+                TRACE_TOPIC,
+                namespace=client.namespace,
+                max_message_size=client.max_message_size,
             )
+            provision_topology(client.librdkafka("admin"), planned)
         except (KafkaException, RmqCompatError) as exc:  # the broker may auto-create it
             _log.warning("could not create trace topic %s: %s", self.topic, exc)
         # idempotent: a retried produce never stores an event twice

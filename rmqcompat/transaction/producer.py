@@ -20,9 +20,8 @@ from rmqcompat.message_id import new_message_id
 from rmqcompat.producer.send_result import SendResult, SendStatus
 from rmqcompat.reachability import require_broker
 from rmqcompat.topics.naming import TRANS_HALF_TOPIC, validate_group
-from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import TopologySpec
-from rmqcompat.topics.topology import transaction_topics
+from rmqcompat.topics.topology import provision_topology, system_topology, transaction_topics
 from rmqcompat.transaction import settings as kafka
 from rmqcompat.transaction.check_service import CheckService
 from rmqcompat.transaction.ender import EndTransactionError, TransactionEnder
@@ -88,7 +87,12 @@ class TransactionMQProducer(Lifecycle):
         self._timeout_ms = send_msg_timeout
         self.instance_name = instance_name or socket.gethostname()
         self.check = check or CheckSettings()
-        self._spec = (topology or TopologySpec()).transaction.sized_for(max_message_size)
+        self._topics = system_topology(
+            *transaction_topics(),
+            spec=topology,
+            namespace=namespace,
+            max_message_size=max_message_size,
+        )
         self._clock_ms = clock_ms
         tid = kafka.transactional_id(group, self.instance_name, namespace)
         self._sender = HalfSender(
@@ -116,8 +120,7 @@ class TransactionMQProducer(Lifecycle):
             if self._state != "created":
                 raise ClientStateError(f"transaction producer {self.group} is {self._state}")
             require_broker(self.client, self._timeout_ms / 1000)
-            topics = dict.fromkeys(transaction_topics(), self._spec)
-            ensure_topics(self.client.librdkafka("admin"), topics, self.client.namespace)
+            provision_topology(self.client.librdkafka("admin"), self._topics)
             try:
                 self._ender.start()
             except KafkaException as exc:

@@ -9,6 +9,7 @@ import pytest
 from confluent_kafka import Consumer
 
 from rmqcompat.config import ClientConfig
+from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopologySpec
 from rmqcompat.trace import Emitter, KafkaTraceSink, decode_record
 from rmqcompat.trace.batch import MAX_EVENTS
 
@@ -54,12 +55,14 @@ def test_refused_events_are_counted_as_failed(
     kafka_bootstrap: str, namespace: str, broker_kind: str
 ) -> None:
     if broker_kind == "tansu":
-        pytest.skip("Tansu 0.6.0 has no record size limit: it stores a 2 MB record")
+        pytest.skip("Tansu 0.6.0 has no record size limit: it stores an oversized record")
     client = ClientConfig(kafka_bootstrap, namespace)
     sink = KafkaTraceSink(client)
     sink.start()
     emitter = Emitter("h@1@P", namespace)
-    sink.emit(emitter.quarantine(f"{namespace}.T", 0, 1, "x" * 2_000_000))  # over 1 MiB
+    # the trace topic holds records as large as the clients' bodies, like every topic
+    limit = int(TopologySpec().sized_for(client.max_message_size).trace.configs[MAX_MESSAGE_BYTES])
+    sink.emit(emitter.quarantine(f"{namespace}.T", 0, 1, "x" * (limit + 1)))
     sink.emit(emitter.quarantine(f"{namespace}.T", 0, 2, "fits"))
     sink.close()
     stats = sink.stats()

@@ -23,6 +23,7 @@ from rmqcompat.topics.naming import (
     dlq_topic,
     from_kafka_topic,
     is_dlq_topic,
+    is_internal,
     is_retry_topic,
     retry_topic,
     to_kafka_topic,
@@ -313,3 +314,23 @@ def test_name_rules_remember_legal_names_and_refuse_an_illegal_one_every_time() 
         with pytest.raises(InvalidNameError):
             to_kafka_topic("T", "rmq")
     assert validate_topic.cache_info().currsize == 0
+
+
+@pytest.mark.parametrize(
+    ("logical", "internal"),
+    [
+        ("%RETRY%G", True),
+        ("%DLQ%G", True),
+        ("%SCHEDULE%10s", True),
+        ("RMQ_SYS_TRACE_TOPIC", True),
+        ("RMQ_SYS_QUARANTINE_TOPIC", True),
+        ("RMQ_SYS_REPLAY_LOG", True),
+        ("RMQ_SYS_TRANS_HALF_TOPIC", True),
+        ("RMQ_SYS_TRANS_OP_HALF_TOPIC", True),
+        ("Orders", False),
+        ("%RETRY%", False),  # a prefix alone names no group's topic
+        ("RMQ_SYS_OTHER", False),
+    ],
+)
+def test_is_internal_names_every_topic_rmqcompat_owns(logical: str, internal: bool) -> None:
+    assert is_internal(logical) is internal

@@ -19,6 +19,8 @@ from rmqcompat.topics.topology import (
     build_topology,
     consumer_topology,
     delay_topology,
+    replay_topology,
+    system_topology,
     with_partitions,
 )
 
@@ -36,18 +38,20 @@ def test_full_topology_for_groups_and_topics() -> None:
         **{f"%SCHEDULE%{d}": f"ns.rmq.delay.{d}" for d in DEFAULT_LEVEL_NAMES},
         "RMQ_SYS_TRACE_TOPIC": "ns.rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "ns.rmq.quarantine",
+        "RMQ_SYS_REPLAY_LOG": "ns.rmq.replay-log",
     }
     assert topology.names() == expected
     assert topology.namespace == "ns"
 
 
-def test_empty_topology_still_has_levels_trace_and_quarantine() -> None:
+def test_empty_topology_still_has_levels_and_the_system_topics() -> None:
     names = build_topology(levels=DelayLevels.parse("100ms 1s")).names()
     assert names == {
         "%SCHEDULE%100ms": "rmq.delay.100ms",
         "%SCHEDULE%1s": "rmq.delay.1s",
         "RMQ_SYS_TRACE_TOPIC": "rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "rmq.quarantine",
+        "RMQ_SYS_REPLAY_LOG": "rmq.replay-log",
     }
 
 
@@ -55,8 +59,8 @@ def test_duplicates_are_listed_once() -> None:
     topology = build_topology(groups=["G", "G"], topics=["T", "T"])
     logicals = [topic.logical for topic in topology.topics]
     assert (
-        len(logicals) == len(set(logicals)) == 1 + 2 + 18 + 2
-    )  # T, retry + DLQ of G, levels, trace + quarantine
+        len(logicals) == len(set(logicals)) == 1 + 2 + 18 + 3
+    )  # T, retry + DLQ of G, levels, trace + quarantine + replay ledger
 
 
 def test_each_kind_gets_its_spec() -> None:
@@ -132,6 +136,8 @@ def test_default_specs_keep_dead_letters_forever() -> None:
         ({"topics": ["%DLQ%G"]}, "internal"),
         ({"topics": ["%SCHEDULE%10s"]}, "internal"),
         ({"topics": ["RMQ_SYS_TRACE_TOPIC"]}, "internal"),
+        ({"topics": ["RMQ_SYS_REPLAY_LOG"]}, "internal"),
+        ({"topics": ["RMQ_SYS_TRANS_HALF_TOPIC"]}, "internal"),
     ],
 )
 def test_bad_names_are_refused_before_io(kwargs: dict, rule: str) -> None:
@@ -197,7 +203,7 @@ def test_a_consumer_creates_its_part_of_the_deployment_topology() -> None:
         "G", levels=LEVELS_2, broadcasting=False, dead_letter=True,
         namespace="ns", max_message_size=SIZE,
     )  # fmt: skip
-    assert _planned(consumer) == _full()
+    assert _planned(consumer).items() <= _full().items()
     assert set(consumer.names()) == {
         "%RETRY%G", "%DLQ%G", "%SCHEDULE%1s", "%SCHEDULE%5s",
         "RMQ_SYS_TRACE_TOPIC", "RMQ_SYS_QUARANTINE_TOPIC",
@@ -218,7 +224,9 @@ def test_a_broadcasting_consumer_creates_only_the_system_topics() -> None:
 def test_forwarders_and_producers_create_the_level_and_system_topics() -> None:
     parking = delay_topology(levels=LEVELS_2, namespace="ns", max_message_size=SIZE)
     full = _full()
-    assert _planned(parking) == {k: v for k, v in full.items() if not k.endswith("%G")}
+    assert _planned(parking) == {
+        k: v for k, v in full.items() if not k.endswith("%G") and k != "RMQ_SYS_REPLAY_LOG"
+    }
 
 
 def test_client_topologies_validate_like_the_full_one() -> None:
@@ -228,3 +236,34 @@ def test_client_topologies_validate_like_the_full_one() -> None:
         consumer_topology(
             "G", levels=LEVELS_2, broadcasting=False, dead_letter=True, max_message_size=0
         )
+
+
+def test_the_replay_ledger_is_planned_as_one_compacted_partition_kept_forever() -> None:
+    (ledger,) = [t for t in build_topology().topics if t.logical == "RMQ_SYS_REPLAY_LOG"]
+    assert (ledger.kind, ledger.spec.partitions) == ("ledger", 1)
+    assert ledger.spec.configs["cleanup.policy"] == "compact"
+    assert ledger.spec.configs["retention.ms"] == "-1"
+
+
+def test_a_replay_creates_the_ledger_and_the_retry_topic_only_when_it_replays_there() -> None:
+    to_retry = replay_topology("G", to_retry_topic=True, namespace="ns")
+    assert [(t.logical, t.kind) for t in to_retry.topics] == [
+        ("RMQ_SYS_REPLAY_LOG", "ledger"),
+        ("%RETRY%G", "retry"),
+    ]
+    to_origin = replay_topology("G", to_retry_topic=False, namespace="ns")
+    assert [t.logical for t in to_origin.topics] == ["RMQ_SYS_REPLAY_LOG"]
+
+
+def test_system_topics_get_the_spec_of_their_kind_and_nothing_else_is_one() -> None:
+    planned = system_topology(
+        "RMQ_SYS_TRACE_TOPIC", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+    )
+    spec = TopologySpec().sized_for(DEFAULT_MAX_MESSAGE_SIZE)
+    assert [(t.kind, t.spec) for t in planned.topics] == [
+        ("trace", spec.trace),
+        ("transaction", spec.transaction),
+        ("transaction", spec.transaction),
+    ]
+    with pytest.raises(InvalidNameError, match="Orders"):
+        system_topology("Orders")
