@@ -7,12 +7,13 @@ when the command runs.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
+from click.decorators import FC
 
 from rmqcompat.cli.callbacks import parsed_by
 from rmqcompat.cli.context import current
@@ -53,6 +54,12 @@ def _instant(ctx: click.Context, param: click.Parameter, value: str | None) -> i
     return int(moment.timestamp() * 1000)
 
 
+def _duration(name: str, default: str, text: str) -> Callable[[FC], FC]:
+    """An option taking a duration (``500ms``, ``10s``, ``1m``) as milliseconds."""
+    callback = parsed_by(parse_duration_ms)
+    return click.option(name, default=default, show_default=True, callback=callback, help=text)
+
+
 @click.command()
 @click.option("--group", default=None, help="Report only this consumer group.")
 @click.option("--topic", default=None, help="Report only this logical topic.")
@@ -85,18 +92,29 @@ def _instant(ctx: click.Context, param: click.Parameter, value: str | None) -> i
     callback=parsed_by(check_master),
     help="Spark master URL.",
 )
-@click.option(
-    "--grace",
-    default="10m",
-    show_default=True,
-    callback=parsed_by(parse_duration_ms),
-    help="How long a message may go without events before it counts as lost.",
+@_duration("--grace", "10m", "How long a message may go without events before it counts as lost.")
+@_duration(
+    "--ladder-early",
+    "1s",
+    "A retry delivered more than this before the due time its send-back recorded"
+    " breaks the ladder.",
+)
+@_duration(
+    "--ladder-late",
+    "60s",
+    "A retry delivered more than this after the due time its send-back recorded"
+    " breaks the ladder (forwarder lateness plus consumer lag).",
+)
+@_duration(
+    "--forward-late", "1s", "A forward more than this after its due time counts in late_forwards."
 )
 @click.option(
     "--message-delay-level",
     default=DEFAULT_MESSAGE_DELAY_LEVEL,
     show_default=True,
-    help="The delay table the clients use (for ladder conformance).",
+    help="The delay table of clients that trace send-backs without a due time (older"
+    " releases): their retries are judged against it. Others are judged against the"
+    " due time they recorded, whatever their table.",
 )
 @click.option(
     "--jars-dir",
@@ -158,6 +176,9 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> None:
             now_ms=options["now"] or int(time.time() * 1000),
             grace_ms=options["grace"],
             levels=levels,
+            early_ms=options["ladder_early"],
+            late_ms=options["ladder_late"],
+            forward_late_ms=options["forward_late"],
         ),
         spark_kafka=options["kafka_option"],
         group=options["group"],

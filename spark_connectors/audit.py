@@ -1,9 +1,9 @@
 """The audit as pure DataFrame -> DataFrame functions over decoded trace events.
 
 Input: rows of :func:`rmqcompat.spark.decode.decode_traces` passed once through
-:func:`normalize` (the caller caches that). Per consumer group and
-logical topic, every produced message gets one outcome (:func:`message_outcomes`, which
-also judges its retries against the delay ladder), and :func:`group_figures` counts them;
+:func:`normalize` (the caller caches that). Per consumer group and logical topic, every
+produced message gets one outcome (:func:`message_outcomes`, which also judges its retries
+against the due times their send-backs recorded), and :func:`group_figures` counts them;
 :func:`lateness` and :func:`chart_counts` give the timing figures; :func:`report_rows`
 joins what the report needs into one frame. Nothing here does I/O or collects to the driver.
 """
@@ -45,10 +45,20 @@ class AuditPolicy:
             event is older than ``now_ms - grace_ms``.
         grace_ms: time a message may spend between events (in flight, in a retry topic
             behind consumer lag) before it counts as lost.
-        levels: the delay table the clients use (RocketMQ's by default).
-        early_ms / late_ms: a retry interval (send-back to the next delivery) is a ladder
-            violation outside ``[delay - early_ms, delay + late_ms]``, where delay is the
-            ladder's for level ``3 + reconsume_times``.
+        early_ms / late_ms: a retry (a send-back, and the next delivery of its message to
+            the group) breaks the ladder when that delivery comes more than ``early_ms``
+            before, or more than ``late_ms`` after, the due time the send-back recorded
+            (the one its parked record carries and the forwarder acts on). ``late_ms``
+            covers the forwarder's lateness and the group's consumer lag together.
+        forward_late_ms: a forward more than this after its due time counts in
+            ``late_forwards``: the forwarder's own delay, flagged even while the
+            consumers' slack keeps the retries it carries within ``late_ms``.
+        levels: only for send-backs traced without a due time (older clients): such a
+            retry is due its send-back time plus this table's delay for level
+            ``3 + reconsume_times`` (RocketMQ's table by default).
+
+    Raises:
+        ValueError: a negative window or threshold.
     """
 
     now_ms: int
@@ -58,9 +68,16 @@ class AuditPolicy:
     )
     early_ms: int = 1_000
     late_ms: int = 60_000
+    forward_late_ms: int = 1_000
+
+    def __post_init__(self) -> None:
+        for name in ("grace_ms", "early_ms", "late_ms", "forward_late_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
 
     def expected_delays_ms(self) -> list[int]:
-        """Index k: the delay before delivery k+1 of a message that failed k times."""
+        """Index k: the delay of :attr:`levels` before delivery k+1 of a message that
+        failed k times (the due time of send-backs traced without one)."""
         levels = self.levels
         return [levels.delay_ms(retry_level(levels, k)) for k in range(levels.max_level)]
 
@@ -111,7 +128,8 @@ def _own_code() -> Column:
 
 def _message_rows(events: DataFrame) -> DataFrame:
     """What each (group, topic, msg_id) is judged from, as one frame of ``code`` (see
-    :data:`_OWN_CODES`), reconsume count, time and ``scheduled``: the group's own events,
+    :data:`_OWN_CODES`), reconsume count, time, ``due_ms`` (a send-back's recorded due
+    time, else null) and ``scheduled``: the group's own events,
     and a copy of each publish and of each forward of the topic for every group seen on
     it (a forward marks its message forwarded for every group). Repartitioned by msg_id,
     so that the aggregations per message after it need no further shuffle."""
@@ -123,6 +141,7 @@ def _message_rows(events: DataFrame) -> DataFrame:
         *_MSG,
         *columns,
         _own_code().alias("code"),
+        F.when(_is("SEND_BACK"), F.col("due_ms")).alias("due_ms"),
         F.lit(None).cast("boolean").alias("scheduled"),
     )
     copy_code = F.when(_is("PUBLISH"), _PUBLISH_COPY).otherwise(_FORWARD_COPY).cast("tinyint")
@@ -130,7 +149,7 @@ def _message_rows(events: DataFrame) -> DataFrame:
         events.where(_is("PUBLISH") | _is("FORWARD"))
         .select("topic", "msg_id", *columns, copy_code.alias("code"), scheduled.alias("scheduled"))
         .join(pairs, "topic")
-        .select(*_MSG, *columns, "code", "scheduled")
+        .select(*_MSG, *columns, "code", F.lit(None).cast("long").alias("due_ms"), "scheduled")
     )
     return own.unionByName(copies).repartition("msg_id")
 
@@ -140,9 +159,10 @@ def _retry_step(rows: DataFrame) -> DataFrame:
     reconsume count a send-back was made at and the one before a delivery's (and a
     forward's, which carries the next delivery's count), so one row holds a send-back
     after delivery k fails and the deliveries that follow it (one reconsume count each),
-    which is what the ladder judges; a publish folds with the first delivery (k = -1), so
-    a message delivered once is one row; other events fold by their own count. Clustered
-    by msg_id like its input (no shuffle). Every column is a partial of
+    which is what the ladder judges (``sent_ms`` and ``due_ms`` of the send-back,
+    ``next_ms`` of the first delivery after it); a publish folds with the first delivery
+    (k = -1), so a message delivered once is one row; other events fold by their own
+    count. Clustered by msg_id like its input (no shuffle). Every column is a partial of
     :func:`_per_message`'s: distinct deliveries are counted as rows, with no set per
     message."""
     code = F.col("code")
@@ -172,18 +192,23 @@ def _retry_step(rows: DataFrame) -> DataFrame:
         F.max(code == _FORWARD_COPY).alias("forwarded"),
         F.max(code != _FORWARD_COPY).alias("seen"),
         F.max(F.when(send_back, at)).alias("sent_ms"),
+        F.max(F.when(send_back, F.col("due_ms"))).alias("due_ms"),
         F.min(F.when(consume, at)).alias("next_ms"),
     )
 
 
 def _per_message(rows: DataFrame, policy: AuditPolicy) -> DataFrame:
-    """One row per (group, topic, msg_id) of :func:`_message_rows`, with the retries the
-    ladder judged (a send-back and the first delivery after it; retries still parked are
-    not judged yet) and how many of them broke it (:func:`ladder_violation`)."""
+    """One row per (group, topic, msg_id) of :func:`_message_rows`, with
+    ``retries_judged``, its retries the ladder judged (a send-back after delivery k and
+    the first delivery with reconsume count k+1; retries still parked are not judged
+    yet), and ``ladder_violations``, how many of them came outside their window around
+    the due time the send-back recorded (:func:`ladder_violation`)."""
     judged = (
         F.col("msg_id").isNotNull() & F.col("sent_ms").isNotNull() & F.col("next_ms").isNotNull()
     )
-    violation = judged & ladder_violation(F.col("next_ms") - F.col("sent_ms"), F.col("k"), policy)
+    violation = judged & ladder_violation(
+        F.col("next_ms"), F.col("sent_ms"), F.col("due_ms"), F.col("k"), policy
+    )
     return (
         _retry_step(rows)
         .groupBy(*_MSG)
@@ -218,16 +243,21 @@ _LATEST = (
 )
 
 
-def ladder_violation(interval_ms: Column, k: Column, policy: AuditPolicy) -> Column:
-    """Whether a retry after delivery ``k`` failed (``k`` >= 0), delivered ``interval_ms``
-    after its send-back, breaks the ladder: outside ``[delay - early_ms, delay +
-    late_ms]``, where delay is the ladder's for level ``3 + k``."""
+def ladder_violation(
+    delivered_ms: Column, sent_ms: Column, due_ms: Column, k: Column, policy: AuditPolicy
+) -> Column:
+    """Whether a retry breaks the ladder: delivered at ``delivered_ms``, outside
+    ``[due - early_ms, due + late_ms]``. ``due`` is what its send-back (made at ``sent_ms``
+    after delivery ``k`` >= 0 failed) recorded as ``due_ms``: the due time of the parked
+    record, whatever table the client had. A send-back traced without one (older
+    clients) is due ``sent_ms`` plus the delay of :attr:`AuditPolicy.levels` for level
+    ``3 + k``."""
     delays = F.array(*[F.lit(ms) for ms in policy.expected_delays_ms()])
     # k < 0 (a first delivery) is never judged; the index stays valid for it all the same,
     # since Spark may evaluate this before the condition that excludes it
     index = F.least(F.greatest(k, F.lit(0)) + 1, F.lit(policy.levels.max_level))
-    expected = F.element_at(delays, index)
-    return (interval_ms < expected - policy.early_ms) | (interval_ms > expected + policy.late_ms)
+    due = F.coalesce(due_ms, sent_ms + F.element_at(delays, index))
+    return (delivered_ms < due - policy.early_ms) | (delivered_ms > due + policy.late_ms)
 
 
 def message_outcomes(events: DataFrame, policy: AuditPolicy) -> DataFrame:
@@ -332,32 +362,51 @@ def group_figures(outcomes: DataFrame) -> DataFrame:
 
 
 def _late_ms(events: DataFrame) -> DataFrame:
+    """Each forward's lateness: when the forwarder produced it (``timestamp_ms``, its
+    clock) minus the due time it acted on (``due_ms``, the parked record's, which the
+    send-back or the producer recorded)."""
     forwards = events.where(_is("FORWARD") & F.col("due_ms").isNotNull())
     return forwards.select(*_KEY, (F.col("timestamp_ms") - F.col("due_ms")).alias("late_ms"))
 
 
-def lateness(events: DataFrame) -> DataFrame:
-    """Per (group, topic): forwarder lateness (delivery time - due time, ms) p50, p99, max;
-    ``group`` is null for scheduled messages (no consumer group involved)."""
+def lateness(events: DataFrame, policy: AuditPolicy) -> DataFrame:
+    """Per (group, topic): forwarder lateness (:func:`_late_ms`, ms) ``p50``, ``p99``
+    (nearest rank, exact below 10,000 forwards) and ``max``, ``forwards``, and
+    ``late_forwards``, those later than ``policy.forward_late_ms``; ``group`` is null for
+    scheduled messages (no consumer group involved)."""
     quantiles = F.percentile_approx("late_ms", [0.5, 0.99], 10_000)
+    late = F.col("late_ms") > policy.forward_late_ms
     return (
         _late_ms(events)
         .groupBy(*_KEY)
-        .agg(quantiles.alias("q"), F.max("late_ms").alias("max"), F.count("*").alias("forwards"))
-        .select(*_KEY, F.col("q")[0].alias("p50"), F.col("q")[1].alias("p99"), "max", "forwards")
+        .agg(
+            quantiles.alias("q"),
+            F.max("late_ms").alias("max"),
+            F.count("*").alias("forwards"),
+            _count(late, "late_forwards"),
+        )
+        .select(
+            *_KEY,
+            F.col("q")[0].alias("p50"),
+            F.col("q")[1].alias("p99"),
+            "max",
+            "forwards",
+            "late_forwards",
+        )
     )
 
 
-def report_rows(outcomes: DataFrame, events: DataFrame) -> DataFrame:
+def report_rows(outcomes: DataFrame, events: DataFrame, policy: AuditPolicy) -> DataFrame:
     """One row per (group, topic) of ``outcomes``: :func:`group_figures`, with
     :func:`lateness` of ``events`` joined on (null where the pair had no forward); one
     query for the whole report."""
-    return group_figures(outcomes).join(lateness(events), _KEY, "left")
+    return group_figures(outcomes).join(lateness(events, policy), _KEY, "left")
 
 
 def chart_counts(late: DataFrame, flow: DataFrame, bucket_ms: int) -> DataFrame:
     """The charts' small aggregates in one query: rows with ``chart`` ``lateness``
-    (``value``: forwarder lateness in ms over the forwards of ``late``; ``event`` null)
+    (``value``: forwarder lateness in ms over the forwards of ``late``, as
+    :func:`lateness` computes it; ``event`` null)
     and rows with ``chart`` ``flow`` (``value``: start of a ``bucket_ms`` wide time
     bucket, ``event``: its type, over the events of ``flow``); ``count`` of each."""
     no_event = F.lit(None).cast("string").alias("event")

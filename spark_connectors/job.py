@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from rmqcompat.config import ClientConfig
@@ -37,7 +37,8 @@ class AuditJob:
         spark_kafka: Kafka (Java client) settings for Spark's source, e.g. SASL.
         group / topic: report only this group / logical topic (None: all).
         since_ms / until_ms: only events in ``[since_ms, until_ms)`` (None: unbounded).
-        flow_bucket_ms: width of the flow chart's time buckets.
+        flow_bucket_ms: width of the flow chart's time buckets (None: chosen from the
+            run's length, :func:`rmqcompat.spark.charts.flow_bin_ms`).
         min_partitions: Spark tasks reading (and decoding) the trace topic, which has
             one partition (None: Spark's default parallelism, every core decodes).
         lag: query committed offsets for the ``lag`` figure.
@@ -50,7 +51,7 @@ class AuditJob:
     topic: str | None = None
     since_ms: int | None = None
     until_ms: int | None = None
-    flow_bucket_ms: int = 10_000
+    flow_bucket_ms: int | None = None
     min_partitions: int | None = None
     lag: bool = True
 
@@ -89,49 +90,74 @@ def run(events: DataFrame, job: AuditJob, out: Path) -> dict[str, Any]:
     per message and group) and the PNG charts into ``out``; return the report.
 
     Spark work: the events are decoded once (cached by the first query, which counts
-    the unreadable ones); then one query writes the outcomes (one shuffle, by msg_id),
-    one collects the report's rows (from the written outcomes) and one collects the
-    charts' small aggregates."""
+    the unreadable ones and measures the run, for the flow chart's bins); then one query
+    writes the outcomes (one shuffle, by msg_id), one collects the report's rows (from
+    the written outcomes) and one collects the charts' small aggregates."""
     out.mkdir(parents=True, exist_ok=True)
     decoded = _window(events, job).cache()  # decoding is the expensive part: once
     try:
-        unreadable = decoded.where(F.col("trace_error").isNotNull()).count()
-        return _run(audit.normalize(decoded), unreadable, job, out)
+        unreadable, span_ms = _first_pass(decoded, job)
+        bucket_ms = job.flow_bucket_ms or charts.flow_bin_ms(span_ms)
+        return _run(audit.normalize(decoded), unreadable, bucket_ms, job, out)
     finally:
         decoded.unpersist()
 
 
-def _run(events: DataFrame, unreadable: int, job: AuditJob, out: Path) -> dict[str, Any]:
+def _flow(job: AuditJob) -> Column:
+    """The events the flow chart counts: the logical topic's with ``job.topic``, else all."""
+    return F.lit(True) if job.topic is None else F.col("topic") == job.topic
+
+
+def _first_pass(decoded: DataFrame, job: AuditJob) -> tuple[int, int]:
+    """(unreadable records, ms from the first to the last event of the flow chart)."""
+    readable = F.col("trace_error").isNull()
+    at = F.when(readable & _flow(job), F.col("timestamp_ms"))
+    row = decoded.agg(
+        F.count(F.when(~readable, 1)).alias("unreadable"),
+        (F.max(at) - F.min(at)).alias("span_ms"),
+    ).first()
+    return (row["unreadable"], row["span_ms"] or 0) if row else (0, 0)
+
+
+def _run(
+    events: DataFrame, unreadable: int, bucket_ms: int, job: AuditJob, out: Path
+) -> dict[str, Any]:
     policy = job.policy
     outcomes_dir = out / "outcomes"
     computed = _select(audit.message_outcomes(events, policy), job)
     computed.write.mode("overwrite").parquet(str(outcomes_dir))
     # read back (small) rather than computed again; the schema given: no files if empty
     outcomes = events.sparkSession.read.schema(computed.schema).parquet(str(outcomes_dir))
-    rows = [row.asDict() for row in audit.report_rows(outcomes, events).collect()]
+    rows = [row.asDict() for row in audit.report_rows(outcomes, events, policy).collect()]
     pairs = [(row["group"], row["topic"]) for row in rows if row["group"] and row["topic"]]
     lag = consumer_lag(job.client, pairs) if job.lag else {}
     meta = {
         "namespace": job.client.namespace,
         "now_ms": policy.now_ms,
         "grace_ms": policy.grace_ms,
+        "early_ms": policy.early_ms,
+        "late_ms": policy.late_ms,
+        "forward_late_ms": policy.forward_late_ms,
+        "flow_bin_ms": bucket_ms,
         "trace_schema_fingerprint": FINGERPRINT.hex(),
         "trace_records_unreadable": unreadable,
     }
     report = build_report(rows, lag, meta)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    _charts(events, job, report, out)
+    _charts(events, job, report, bucket_ms, out)
     return report
 
 
-def _charts(events: DataFrame, job: AuditJob, report: dict[str, Any], out: Path) -> None:
-    flow_events = _select(events, job) if job.topic else events
-    counts = audit.chart_counts(_select(events, job), flow_events, job.flow_bucket_ms).collect()
+def _charts(
+    events: DataFrame, job: AuditJob, report: dict[str, Any], bucket_ms: int, out: Path
+) -> None:
+    flow_events = events.where(_flow(job))
+    counts = audit.chart_counts(_select(events, job), flow_events, bucket_ms).collect()
     late = [(row["value"], row["count"]) for row in counts if row["chart"] == "lateness"]
     flow = [(row["value"], row["event"], row["count"]) for row in counts if row["chart"] == "flow"]
     charts.retry_chart(report, out / "retries.png")
     charts.lateness_chart(late, out / "lateness.png")
-    charts.flow_chart(flow, job.flow_bucket_ms, out / "flow.png")
+    charts.flow_chart(flow, bucket_ms, out / "flow.png")
 
 
 def run_batch(spark: SparkSession, job: AuditJob, out: Path) -> dict[str, Any]:

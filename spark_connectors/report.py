@@ -25,6 +25,7 @@ def build_report(
         }
         entry["lateness_ms"] = {name: row[name] for name in ("p50", "p99", "max")}
         entry["forwards"] = row["forwards"] or 0
+        entry["late_forwards"] = row["late_forwards"] or 0
         entry["ladder_violations"] = row["ladder_violations"] or 0
         entry["retries_judged"] = row["retries_judged"] or 0
         entry["lag"] = lag.get(key) if key[0] and key[1] else None
@@ -46,6 +47,7 @@ _COLUMNS = (
     ("dup", "duplicate_deliveries"),
     ("filter", "filtered"),
     ("late p50/p99/max", "lateness_ms"),
+    ("late_fwd", "late_forwards"),
     ("ladder", "ladder_violations"),
     ("lag", "lag"),
 )

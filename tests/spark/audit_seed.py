@@ -5,8 +5,9 @@ Group ``G`` on topic ``T`` (all published an hour before ``NOW_MS`` unless noted
 
 - m1: succeeds first time (group ``H`` succeeds it too);
 - m2: fails, retried once (send-back to level 3 = 10 s, forwarded 5 ms late), succeeds;
-- m3: fails twice; first retry after 10 s (as the ladder says, forwarded 15 ms late),
-  second retry after only 2 s where the ladder says 30 s (a violation, 100 ms late);
+- m3: fails twice; first retry after 10 s (forwarded 15 ms late), second retry
+  forwarded 100 ms late, but delivered 61.1 s after the due time its send-back recorded
+  (beyond the default ``late_ms`` of 60 s: a ladder violation);
 - m4: dead-lettered, then replayed;  m5: discarded;  m6: sent back, still parked;
 - m7: lost (nothing after the publish: its group committed past it);
 - m8: delivered twice at reconsume 0 (a killed consumer's duplicate), succeeded;
@@ -51,6 +52,7 @@ EXPECTED_G = {
     "pending": 1,
     "lateness_ms": {"p50": 15, "p99": 100, "max": 100},
     "ladder_violations": 1,
+    "late_forwards": 0,
     "retries_judged": 3,
     "lag": TOPIC_RECORDS - G_COMMITTED,
 }
@@ -74,7 +76,7 @@ class Clock:
         return self.now
 
 
-def _msg(msg_id: str, reconsume: int = 0, tags: str = "a") -> MessageExt:
+def received(msg_id: str, reconsume: int = 0, tags: str = "a") -> MessageExt:
     return MessageExt(T, b"", msg_id, 0, int(msg_id[1:]), T0, T0, reconsume, {"TAGS": tags})
 
 
@@ -108,10 +110,10 @@ class Scenario:
         level = 3 + reconsume
         due = start + interval - late
         self.at(start).add(
-            self.emitter.consume(_msg(msg_id, reconsume), group, "RECONSUME_LATER", 3)
+            self.emitter.consume(received(msg_id, reconsume), group, "RECONSUME_LATER", 3)
         )
         self.at(start).add(
-            self.emitter.send_back(_msg(msg_id, reconsume), group, level, due, "%SCHEDULE%10s")
+            self.emitter.send_back(received(msg_id, reconsume), group, level, due, "%SCHEDULE%10s")
         )
         self.at(due + late).add(
             self.emitter.forward(
@@ -135,7 +137,7 @@ class Scenario:
         reconsume: int = 0,
         at: int = T0 + 1000,
     ) -> None:
-        self.at(at).add(self.emitter.consume(_msg(msg_id, reconsume), group, status, 2))  # type: ignore[arg-type]
+        self.at(at).add(self.emitter.consume(received(msg_id, reconsume), group, status, 2))  # type: ignore[arg-type]
 
     def build(self) -> Scenario:
         for n in range(1, 11):
@@ -146,23 +148,23 @@ class Scenario:
         self.consume("m2", G, reconsume=1, at=T0 + 11_000)
         self.retry("m3", G, 0, T0 + 1000, 10_000, 15)
         self.retry("m3", G, 1, T0 + 11_000, 2_000, 100)
-        self.consume("m3", G, reconsume=2, at=T0 + 13_000)
+        self.consume("m3", G, reconsume=2, at=T0 + 74_000)
         self.consume("m4", G, "EXCEPTION")
         self.at(T0 + 1001).add(
-            self.emitter.dead_letter(_msg("m4"), G, "%DLQ%G", "max reconsume times 0")
+            self.emitter.dead_letter(received("m4"), G, "%DLQ%G", "max reconsume times 0")
         )
         self.at(T0 + 5000).add(
             self.emitter.replay("m4", G, T, "%RETRY%G", reason="rmqcompat dlq replay")
         )
         self.consume("m5", G, "RECONSUME_LATER")
-        self.at(T0 + 1001).add(self.emitter.discard(_msg("m5"), G, "dead_letter=False"))
+        self.at(T0 + 1001).add(self.emitter.discard(received("m5"), G, "dead_letter=False"))
         self.consume("m6", G, "TIME_OUT")
         self.at(T0 + 1001).add(
-            self.emitter.send_back(_msg("m6"), G, 3, NOW_MS + 10**9, "%SCHEDULE%10s")
+            self.emitter.send_back(received("m6"), G, 3, NOW_MS + 10**9, "%SCHEDULE%10s")
         )
         self.consume("m8", G)
-        self.at(T0 + 2000).add(self.other.consume(_msg("m8"), G, "SUCCESS", 2))
-        self.at(T0 + 1000).add(self.emitter.filtered(_msg("m10", tags="zzz"), G))
+        self.at(T0 + 2000).add(self.other.consume(received("m8"), G, "SUCCESS", 2))
+        self.at(T0 + 1000).add(self.emitter.filtered(received("m10", tags="zzz"), G))
         physical = to_kafka_topic(T, self.namespace)
         self.at(T0).add(self.emitter.publish("m11", T, physical, delay_level=3, due_ms=T0 + 10_000))
         return self

@@ -44,6 +44,8 @@ def test_batch_audit_of_one_group(
         (["--stream"], "--stream needs --checkpoint"),
         (["--since", "yesterday"], "neither epoch ms nor an ISO-8601 time"),
         (["--grace", "soon"], "is not <number>"),
+        (["--ladder-late", "soon"], "is not <number>"),
+        (["--forward-late", "1 s"], "is not <number>"),
         (["--kafka-option", "no-equals"], "KEY=VALUE"),
         (["--message-delay-level", "1s x"], "delay level"),
         (["--master", "local[x]"], "'local[x]' is not a Spark master"),
