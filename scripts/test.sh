@@ -20,12 +20,16 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 # the spark extra: the audit's tests (tests/spark) need pyspark; their first SparkSession
-# resolves Spark's Kafka connector from Maven Central into ~/.cache/rmqcompat/ivy
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,spark]'
+# resolves Spark's Kafka connector from Maven Central into ~/.cache/rmqcompat/ivy.
+# the docs extra: the documentation site (mkdocs.yml) built below.
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,spark,docs]'
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 # mypy --strict on the installed package layout (see the script's docstring).
 .venv/bin/python scripts/typecheck.py
+# The documentation site: --strict fails on any warning, broken links included; built into
+# a temporary directory, never into the repository.
+.venv/bin/mkdocs build --strict --site-dir "$(mktemp -d)"
 
 # The pytest script, not `python -m pytest`: the latter puts the repo root on sys.path and
 # would import rmqcompat from the source tree instead of the installed package mapping.
