@@ -46,7 +46,13 @@ BOOTSTRAP_ENV = "RMQCOMPAT_BOOTSTRAP_SERVERS"
 BROKER_KIND_ENV = "RMQCOMPAT_TEST_BROKER"
 APACHE_KAFKA_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 _TESTS_DIR = Path(__file__).parent
-_MARKER_BY_FOLDER = {"integration": "integration", "faults": "faults"}
+#: Markers every test of a folder gets (the docs' programs talk to the broker).
+_MARKER_BY_FOLDER = {
+    "integration": "integration",
+    "faults": "faults",
+    "spark": "spark",
+    "docs": "integration",
+}
 _NAME_PREFIX = re.compile(r"[a-zA-Z0-9_-]+")
 # Tansu completes a group join after half the session timeout, so a short one makes joins
 # take ~1 s instead of ~23 s; 500 ms causes endless rebalances there. noida-db, like Apache

@@ -7,12 +7,11 @@ Uses its own dev broker: freezing the session's would stall every test beside th
 
 from __future__ import annotations
 
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 
 import pytest
+from waiting import wait_until
 
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus
 from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
@@ -22,15 +21,6 @@ from rmqcompat.topics.spec import TopicSpec
 
 CONTACT_TIMEOUT_S = 2.0
 WAIT_S = 60.0
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    """A deadline for a failing test, not a timing assertion."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def _health(port: int) -> tuple[int, str]:

@@ -114,7 +114,8 @@ def test_orderly_consumer_killed_mid_suspension_resumes_in_order(
     kafka_bootstrap, client_overrides, namespace, unique_name, tmp_path
 ):
     sys.path.insert(0, str(Path(__file__).parent.parent / "integration"))
-    from consumer_helpers import create_topic, wait_until
+    from consumer_helpers import create_topic
+    from waiting import wait_until
 
     from rmqcompat import DefaultMQProducer, Message
 

@@ -188,15 +188,6 @@ def committed(bootstrap: str, group_id: str, physical: str, partition: int = 0) 
         consumer.close()
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = WAIT_S, what: str = "") -> None:
-    """A deadline for a failing test, not a timing assertion."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        time.sleep(0.05)
-
-
 @dataclass
 class Recorder:
     """A listener recording every delivery; ``behave(msgs, ctx)`` returns the status."""

@@ -13,7 +13,8 @@ import time
 import pytest
 from click.testing import CliRunner
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, OK, SHORT_LEVELS, Recorder, make_consumer, wait_until
+from consumer_helpers import LATER, OK, SHORT_LEVELS, Recorder, make_consumer
+from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.cli.main import main

@@ -7,7 +7,7 @@ import urllib.request
 from collections import Counter
 
 import pytest
-from test_forwarder_support import (
+from forwarder_helpers import (
     create_levels,
     create_topics,
     metric,
@@ -15,8 +15,8 @@ from test_forwarder_support import (
     park_many,
     produce_raw,
     read,
-    wait_until,
 )
+from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.forwarder import DelayForwarder
@@ -60,7 +60,7 @@ def test_records_of_one_partition_keep_their_order(
 ):
     create_levels(kafka_bootstrap, namespace, LEVELS, partitions=1)
     forwarder = start_forwarder(TABLE, max_held_per_partition=max_held)
-    wait_until(forwarder.healthy, "assignment")
+    wait_until(forwarder.healthy, what="assignment")
     # Due 20 ms apart: with max_held=1 the partition is paused, moved back and resumed
     # over and over, and still no record is skipped or reordered.
     parked_at = now_ms()
@@ -102,11 +102,13 @@ def test_head_not_due_pauses_only_its_own_partition(
     forwarder = start_forwarder(TABLE, max_held_per_partition=1)
     (msg,) = read(kafka_bootstrap, real_topic, client_overrides, count=1)
     assert msg.value() == b"due"
-    wait_until(lambda: metric(forwarder, "rmqcompat_forwarder_paused_partitions") == 1, "pause")
+    wait_until(
+        lambda: metric(forwarder, "rmqcompat_forwarder_paused_partitions") == 1, what="pause"
+    )
     assert [m.value() for m in read(kafka_bootstrap, real_topic, client_overrides)] == [b"due"]
     # The gauge is refreshed with each commit round; both "later" records stay parked.
     wait_until(
-        lambda: metric(forwarder, "rmqcompat_forwarder_parked_records", level="1h") == 2, "lag"
+        lambda: metric(forwarder, "rmqcompat_forwarder_parked_records", level="1h") == 2, what="lag"
     )
 
 
@@ -114,7 +116,7 @@ def test_timer_message_hops_through_levels_and_arrives_at_its_time(
     kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
     forwarder = start_forwarder(TABLE)
-    wait_until(forwarder.healthy, "assignment")  # so the time is not spent joining the group
+    wait_until(forwarder.healthy, what="assignment")  # so the time is not spent joining the group
     deliver_at = now_ms() + 1_000
     timer = {props.TIMER_DELIVER_MS: str(deliver_at), "app-prop": "y"}
     first = 3  # the largest level that fits in 1000 ms
@@ -159,7 +161,7 @@ def test_poison_records_are_quarantined_and_do_not_block_the_partition(
     assert [h[SOURCE_OFFSET] for h in headers] == [b"0", b"1"]
     wait_until(
         lambda: metric(forwarder, "rmqcompat_forwarder_quarantined_total", level="100ms") == 2,
-        "quarantine count",
+        what="quarantine count",
     )
 
 
@@ -174,7 +176,7 @@ def test_two_forwarders_share_the_partitions_and_forward_everything(
         b = metric(second, "rmqcompat_forwarder_assigned_partitions")
         return a > 0 and b > 0 and a + b == 4 * LEVELS.max_level
 
-    wait_until(split, "both forwarders to own level partitions")
+    wait_until(split, what="both forwarders to own level partitions")
     items = [
         {"value": str(i).encode(), "level": 1 + i % 3, "real_topic": "Orders", "partition": i % 4}
         for i in range(400)
@@ -190,7 +192,7 @@ def test_two_forwarders_share_the_partitions_and_forward_everything(
         return sum(metric(f, "rmqcompat_forwarder_forwarded_total", level=lv) for lv in labels)
 
     # Counters move with delivery reports, a moment after the records became readable.
-    wait_until(lambda: forwarded(first) + forwarded(second) >= 400, "delivery reports")
+    wait_until(lambda: forwarded(first) + forwarded(second) >= 400, what="delivery reports")
     per_instance = [forwarded(first), forwarded(second)]
     print(f"forwarded per instance: {per_instance}")
     assert all(count > 0 for count in per_instance)
@@ -201,7 +203,7 @@ def test_metrics_endpoint_and_health_check(
 ):
     forwarder = start_forwarder(TABLE, metrics_port=0)
     base = f"http://127.0.0.1:{forwarder.metrics_port}"
-    wait_until(forwarder.healthy, "assignment")
+    wait_until(forwarder.healthy, what="assignment")
     with urllib.request.urlopen(f"{base}/health") as reply:
         assert reply.status == 200
     park_many(
@@ -210,14 +212,14 @@ def test_metrics_endpoint_and_health_check(
     read(kafka_bootstrap, real_topic, client_overrides, count=1)
     wait_until(
         lambda: metric(forwarder, "rmqcompat_forwarder_forwarded_total", level="100ms") == 1,
-        "forwarded count",
+        what="forwarded count",
     )
     with urllib.request.urlopen(f"{base}/metrics") as reply:
         text = reply.read().decode()
     assert 'rmqcompat_forwarder_forwarded_total{level="100ms"} 1.0' in text
     assert "rmqcompat_forwarder_lateness_seconds_count 1.0" in text
     forwarder.request_stop()
-    wait_until(lambda: not forwarder.healthy(), "stop")
+    wait_until(lambda: not forwarder.healthy(), what="stop")
     with pytest.raises(urllib.error.HTTPError) as excinfo:
         urllib.request.urlopen(f"{base}/health")
     assert excinfo.value.code == 503

@@ -7,7 +7,8 @@ import subprocess
 import sys
 import urllib.request
 
-from test_forwarder_support import create_topics, park_many, read, wait_until
+from forwarder_helpers import create_topics, park_many, read
+from waiting import wait_until
 
 from rmqcompat.cli.main import main
 from rmqcompat.devbroker import free_port
@@ -46,7 +47,7 @@ def test_cli_forwards_and_exits_cleanly_on_sigterm(kafka_bootstrap, namespace, c
     args = ["run", "--message-delay-level", TABLE, "--metrics-port", str(port), *passthrough]
     proc = subprocess.Popen(forwarder_command(kafka_bootstrap, namespace, *args))
     try:
-        wait_until(lambda: _healthy(port) or proc.poll() is not None, "the forwarder to run")
+        wait_until(lambda: _healthy(port) or proc.poll() is not None, what="the forwarder to run")
         assert proc.poll() is None
         park_many(
             kafka_bootstrap,

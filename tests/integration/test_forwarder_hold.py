@@ -3,15 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from test_forwarder_support import (
-    create_levels,
-    create_topics,
-    metric,
-    now_ms,
-    park_many,
-    read,
-    wait_until,
-)
+from forwarder_helpers import create_levels, create_topics, metric, now_ms, park_many, read
+from waiting import wait_until
 
 from rmqcompat.forwarder import DelayForwarder
 from rmqcompat.forwarder.holding import DEFAULT_MAX_HELD
@@ -47,7 +40,7 @@ def test_byte_cap_pauses_the_partition_and_nothing_is_lost_skipped_or_reordered(
     kafka_bootstrap, namespace, client_overrides, forwarder
 ):
     assert COUNT < DEFAULT_MAX_HELD  # so only the byte cap can pause the partition
-    wait_until(forwarder.healthy, "assignment")
+    wait_until(forwarder.healthy, what="assignment")
     # All due about 2 s from now, 10 ms apart (1h level, parked just under an hour ago): the
     # head waits long enough for the held bytes to reach the cap and the pause to show.
     parked_at = now_ms() - LEVELS.delay_ms(HOUR) + 2_000
@@ -62,7 +55,9 @@ def test_byte_cap_pauses_the_partition_and_nothing_is_lost_skipped_or_reordered(
         for i in range(COUNT)
     ]
     dues = park_many(kafka_bootstrap, namespace, LEVELS, items)
-    wait_until(lambda: metric(forwarder, "rmqcompat_forwarder_paused_partitions") == 1, "pause")
+    wait_until(
+        lambda: metric(forwarder, "rmqcompat_forwarder_paused_partitions") == 1, what="pause"
+    )
     got = read(kafka_bootstrap, f"{namespace}.Orders", client_overrides, count=COUNT)
     assert [int(m.value()[: m.value().index(b"x")]) for m in got] == list(range(COUNT))
     assert [m.key() for m in got] == [f"k{i}".encode() for i in range(COUNT)]

@@ -4,7 +4,8 @@ its partition moves on."""
 from __future__ import annotations
 
 from confluent_kafka import Consumer, TopicPartition
-from test_forwarder_support import create_levels, create_topics, metric, park_many, read, wait_until
+from forwarder_helpers import create_levels, create_topics, metric, park_many, read
+from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.forwarder import DelayForwarder, forwarder_group
@@ -57,10 +58,10 @@ def test_record_for_a_deleted_topic_is_quarantined_with_its_headers_and_offsets_
         assert ok.value() == b"ok"
         (aside,) = read(kafka_bootstrap, f"{namespace}.rmq.quarantine", client_overrides, count=1)
         # Before the fix the record was retried forever and held the commit position at 0.
-        wait_until(lambda: committed(kafka_bootstrap, namespace, level_topic) == 2, "commit")
+        wait_until(lambda: committed(kafka_bootstrap, namespace, level_topic) == 2, what="commit")
         wait_until(
             lambda: metric(forwarder, "rmqcompat_forwarder_quarantined_total", level="100ms") == 1,
-            "quarantine count",
+            what="quarantine count",
         )
         undeliverable = [
             metric(forwarder, "rmqcompat_forwarder_undeliverable_total", level="100ms", code=code)

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
-from test_forwarder_support import create_topics, read, wait_until
+from forwarder_helpers import create_topics, read
+from waiting import wait_until
 
 from rmqcompat.forwarder import DelayForwarder
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE, Message, max_record_bytes
@@ -80,7 +81,7 @@ def test_a_large_scheduled_message_reaches_its_topic_through_the_forwarder(
     forwarder = DelayForwarder(kafka_bootstrap, namespace, TABLE, client_overrides)
     forwarder.start()
     try:
-        wait_until(forwarder.healthy, "assignment")
+        wait_until(forwarder.healthy, what="assignment")
         with DefaultMQProducer(
             "PG",
             kafka_bootstrap,

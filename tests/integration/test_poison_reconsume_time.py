@@ -5,7 +5,8 @@ the send-back raised on the poll thread and consuming stopped, again on every re
 from __future__ import annotations
 
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, LEVELS, OK, Recorder, wait_until
+from consumer_helpers import LATER, LEVELS, OK, Recorder
+from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.topics.naming import retry_topic

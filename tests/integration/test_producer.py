@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from test_producer_support import by_msg_id, create_topic, headers_of, read_to_eof
+from producer_helpers import by_msg_id, create_topic, headers_of, read_to_eof
 
 from rmqcompat import properties as props
 from rmqcompat.errors import FatalSendError

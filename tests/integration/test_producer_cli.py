@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from test_producer_support import by_msg_id, create_topic, read_to_eof
+from producer_helpers import by_msg_id, create_topic, read_to_eof
 
 from rmqcompat import properties as props
 from rmqcompat.cli.context import CliContext

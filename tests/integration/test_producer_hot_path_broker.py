@@ -6,7 +6,7 @@ import gc
 import threading
 import weakref
 
-from test_producer_support import by_msg_id, create_topic, read_to_eof
+from producer_helpers import by_msg_id, create_topic, read_to_eof
 
 from rmqcompat.message import Message
 from rmqcompat.producer import DefaultMQProducer, SendStatus

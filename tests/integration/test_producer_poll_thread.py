@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
+from producer_helpers import GIVE_UP_S, create_topic, read_to_eof
 from test_producer_spool_resend import spooled
-from test_producer_support import GIVE_UP_S, create_topic, read_to_eof
 
 from rmqcompat.message import Message
 from rmqcompat.producer import DefaultMQProducer, SendStatus, Spool, SpoolEntry

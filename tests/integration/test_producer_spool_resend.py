@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_producer_support import GIVE_UP_S, by_msg_id, create_topic, headers_of, read_to_eof
+from producer_helpers import GIVE_UP_S, by_msg_id, create_topic, headers_of, read_to_eof
 
 from rmqcompat import properties as props
 from rmqcompat.message_id import new_message_id

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewPartitions
-from consumer_helpers import Recorder, create_topic, make_consumer, produce, wait_until
+from consumer_helpers import Recorder, create_topic, make_consumer, produce
+from waiting import wait_until
 
 from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from consumer_helpers import LATER, OK, Recorder, create_topic, make_consumer, produce, wait_until
+from consumer_helpers import LATER, OK, Recorder, create_topic, make_consumer, produce
+from waiting import wait_until
 
 from rmqcompat.consumer.listener import MessageModel
 from rmqcompat.topics.naming import to_kafka_topic

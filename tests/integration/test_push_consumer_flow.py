@@ -6,7 +6,8 @@ import threading
 from datetime import timedelta
 
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, LEVELS, OK, Recorder, wait_until
+from consumer_helpers import LATER, LEVELS, OK, Recorder
+from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.quarantine import SOURCE_OFFSET

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, OK, SHORT_LEVELS, Recorder, wait_until
+from consumer_helpers import LATER, OK, SHORT_LEVELS, Recorder
+from waiting import wait_until
 
 from rmqcompat import properties as props
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import Producer
-from consumer_helpers import LATER, OK, Recorder, new_env, wait_until
+from consumer_helpers import LATER, OK, Recorder, new_env
+from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.topics.naming import dlq_topic

@@ -12,7 +12,8 @@ from collections import defaultdict
 
 import pytest
 from consumer_fixtures import consumer_env  # noqa: F401 - the env fixture
-from consumer_helpers import create_topic, make_consumer, produce, wait_until
+from consumer_helpers import create_topic, make_consumer, produce
+from waiting import wait_until
 
 from rmqcompat import (
     ConsumeOrderlyStatus,

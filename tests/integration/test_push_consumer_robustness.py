@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import OK, Recorder, wait_until
+from consumer_helpers import OK, Recorder
+from waiting import wait_until
 
 from rmqcompat.consumer import ConsumerFailedError, push_consumer
 from rmqcompat.consumer.membership import Membership

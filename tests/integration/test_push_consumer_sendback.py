@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, LEVELS, OK, Recorder, wait_until
+from consumer_helpers import LATER, LEVELS, OK, Recorder
+from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.topics.naming import dlq_topic, retry_topic

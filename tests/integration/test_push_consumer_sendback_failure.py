@@ -10,7 +10,8 @@ import threading
 
 import pytest
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, OK, Recorder, wait_until
+from consumer_helpers import LATER, OK, Recorder
+from waiting import wait_until
 
 
 @pytest.mark.slow

@@ -13,7 +13,8 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import Recorder, wait_until
+from consumer_helpers import Recorder
+from waiting import wait_until
 
 from rmqcompat.consumer.listener import ConsumeFromWhere, MessageModel
 

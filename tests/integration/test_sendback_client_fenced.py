@@ -11,7 +11,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Producer
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, Recorder, wait_until
+from consumer_helpers import LATER, Recorder
+from waiting import wait_until
 
 from rmqcompat.consumer import sendback
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
-from test_forwarder_support import create_topics, now_ms, park_many, read
+from forwarder_helpers import create_topics, now_ms, park_many, read
 
 from rmqcompat import DefaultMQProducer, Message
 from rmqcompat.topics.delay_levels import DelayLevels

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 from confluent_kafka import Consumer, Producer
-from test_forwarder_support import create_levels, create_topics, now_ms, read, wait_until
+from forwarder_helpers import create_levels, create_topics, now_ms, read
+from waiting import wait_until
 
 from rmqcompat import parking
 from rmqcompat import properties as props
@@ -42,7 +43,9 @@ def test_a_forwarder_with_another_table_serves_the_clients_level_topics(
         (msg,) = read(kafka_bootstrap, f"{namespace}.Orders", client_overrides, count=1)
         registry = forwarder.metrics.registry
         if broker_kind != "tansu":  # TANSU_GROUP_BUG: the metric is not exported there
-            wait_until(lambda: registry.get_sample_value(UNSERVED) == 0, "all level topics served")
+            wait_until(
+                lambda: registry.get_sample_value(UNSERVED) == 0, what="all level topics served"
+            )
     finally:
         forwarder.shutdown()
     assert msg.partition() == 1  # REAL_QID
@@ -63,8 +66,10 @@ def test_a_level_topic_no_forwarder_consumes_shows_in_topics_verify(
     old = Consumer({**client_overrides, "bootstrap.servers": kafka_bootstrap, "group.id": group})
     old.subscribe([fast])
     try:
-        wait_until(lambda: old.poll(0.1) is None and bool(old.assignment()), "assignment")
-        wait_until(lambda: unserved_level_topics(admin, namespace, group) == (slow,), "described")
+        wait_until(lambda: old.poll(0.1) is None and bool(old.assignment()), what="assignment")
+        wait_until(
+            lambda: unserved_level_topics(admin, namespace, group) == (slow,), what="described"
+        )
         args = ["--bootstrap-servers", kafka_bootstrap, "--namespace", namespace]
         args += ["topics", "verify", "--message-delay-level", "100ms"]
         result = CliRunner().invoke(main, args)

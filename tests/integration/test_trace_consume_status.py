@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, OK, Recorder, make_consumer, trace_events, wait_until
+from consumer_helpers import LATER, OK, Recorder, make_consumer, trace_events
+from waiting import wait_until
 
 from rmqcompat.consumer.listener import ConsumeOrderlyStatus, MessageListenerOrderly
 

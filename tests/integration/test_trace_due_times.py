@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, OK, Recorder, trace_events, wait_until
+from consumer_helpers import LATER, OK, Recorder, trace_events
+from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.forwarder import DelayForwarder

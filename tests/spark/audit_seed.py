@@ -20,10 +20,8 @@ Group ``H`` consumes only m1: m9 is pending and m11 parked for it, the other eig
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 from confluent_kafka import Consumer, Producer, TopicPartition
+from waiting import wait_until
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.message import MessageExt
@@ -204,11 +202,3 @@ def seed_topic_offsets(client: ClientConfig) -> None:
     consumer = Consumer(client.librdkafka("consumer", **{"group.id": f"{client.namespace}%{G}"}))
     consumer.commit(offsets=[TopicPartition(physical, 0, G_COMMITTED)], asynchronous=False)
     consumer.close()
-
-
-def wait_until(condition: Callable[[], bool], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)

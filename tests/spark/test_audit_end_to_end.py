@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_seed import wait_until
 from pyspark.sql import SparkSession
+from waiting import wait_until
 
 from rmqcompat import (
     ConsumeConcurrentlyStatus,

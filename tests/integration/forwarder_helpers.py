@@ -115,14 +115,6 @@ def read(
         consumer.close()
 
 
-def wait_until(condition, what: str) -> None:
-    deadline = time.monotonic() + GIVE_UP_S
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.05)
-
-
 def metric(forwarder, name: str, **labels: str) -> float:
     value = forwarder.metrics.registry.get_sample_value(name, labels or None)
     return value or 0.0
