@@ -35,6 +35,10 @@ from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import from_kafka_topic
 
 _log = logging.getLogger("rmqcompat.consumer")
+
+#: A partition of a Kafka topic as consumers and the forwarder key their state by:
+#: (physical topic, partition).
+Key = tuple[str, int]
 _JAVA_INT_MIN = -props.JAVA_INT_MAX - 1
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
-from rmqcompat.consumer.partitions import Key, Partitions
+from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.settlement import Settlement
 from rmqcompat.message import MessageExt
+from rmqcompat.wire import Key
 
 #: The consume timeout is checked at least this often (and four times per timeout).
 _EXPIRY_CHECK_MAX_S = 1.0

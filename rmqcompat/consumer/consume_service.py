@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from rmqcompat.consumer.partitions import Key
 from rmqcompat.message import MessageExt
+from rmqcompat.wire import Key
 
 
 class ConsumeService(Protocol):

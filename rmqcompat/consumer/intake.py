@@ -15,11 +15,12 @@ from typing import Any
 from confluent_kafka import KafkaError
 
 from rmqcompat.consumer.inbound import InboundTopic, reset_retry_topic
-from rmqcompat.consumer.partitions import Key, Partitions, PartitionState
+from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
 from rmqcompat.trace import Tracer, hooks
+from rmqcompat.wire import Key
 
 _log = logging.getLogger("rmqcompat.consumer")
 

@@ -23,7 +23,7 @@ from confluent_kafka import OFFSET_INVALID, Consumer, KafkaException, TopicParti
 
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.consumer.listener import ConsumeFromWhere
-from rmqcompat.consumer.partitions import Key, Partitions
+from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.positions import (
     Watermarks,
     YoungQueue,
@@ -35,6 +35,7 @@ from rmqcompat.consumer.positions import (
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.message import MessageQueue
+from rmqcompat.wire import Key
 
 _log = logging.getLogger("rmqcompat.consumer")
 

@@ -39,7 +39,7 @@ from rmqcompat.consumer.orderly_rules import (
     suspend_millis,
 )
 from rmqcompat.consumer.orderly_workers import OrderlyBatch, OrderlyWorkers
-from rmqcompat.consumer.partitions import Key, Partitions, PartitionState
+from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.timers import Timers
@@ -47,6 +47,7 @@ from rmqcompat.message import MessageExt
 from rmqcompat.properties import CONSUME_START_TIME
 from rmqcompat.retry import RetryPolicy
 from rmqcompat.trace import hooks
+from rmqcompat.wire import Key
 
 _log = logging.getLogger("rmqcompat.consumer")
 

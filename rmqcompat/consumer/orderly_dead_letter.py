@@ -18,10 +18,11 @@ from functools import partial
 from confluent_kafka import KafkaError
 
 from rmqcompat.consumer.orderly_queue import OrderlyQueue
-from rmqcompat.consumer.partitions import Key, Partitions
+from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settlement import STUCK_AFTER_FAILED_SEND_BACKS
 from rmqcompat.message import MessageExt
+from rmqcompat.wire import Key
 
 _log = logging.getLogger("rmqcompat.consumer")
 

@@ -12,10 +12,10 @@ from rmqcompat.consumer.flow_control import over_threshold
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.message import MessageQueue
 from rmqcompat.process_queue import ProcessQueue
+from rmqcompat.wire import Key
 
 _log = logging.getLogger("rmqcompat.consumer")
 
-Key = tuple[str, int]
 #: Persists ``{(kafka topic, partition): next offset}``; ``asynchronous`` may be ignored.
 OffsetWriter = Callable[[dict[Key, int], bool], None]
 

@@ -34,10 +34,10 @@ from confluent_kafka import (
 )
 
 from rmqcompat.consumer.listener import ConsumeFromWhere
+from rmqcompat.wire import Key
 
 _log = logging.getLogger("rmqcompat.consumer")
 
-Key = tuple[str, int]
 #: ``(low, high)`` watermarks of a partition, asked of the broker (not a cached value).
 Watermarks = Callable[[TopicPartition], tuple[int, int]]
 #: The first offset of a partition whose record timestamp is >= the given epoch ms (-1:

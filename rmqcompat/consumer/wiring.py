@@ -8,10 +8,11 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
-from rmqcompat.consumer.partitions import Key, OffsetWriter
+from rmqcompat.consumer.partitions import OffsetWriter
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import Topology, consumer_topology
+from rmqcompat.wire import Key
 
 _log = logging.getLogger("rmqcompat.consumer")
 

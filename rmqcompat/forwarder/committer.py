@@ -14,10 +14,9 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.settings import LevelTopic
 from rmqcompat.process_queue import ProcessQueue
+from rmqcompat.wire import Key
 
 log = logging.getLogger(__name__)
-
-Key = tuple[str, int]
 
 
 class Committer:

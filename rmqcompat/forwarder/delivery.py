@@ -44,11 +44,10 @@ from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.trace import Tracer, hooks
-from rmqcompat.wire import KafkaRecord, OutgoingRecord
+from rmqcompat.wire import KafkaRecord, Key, OutgoingRecord
 
 log = logging.getLogger(__name__)
 
-Key = tuple[str, int]
 QUARANTINED = "quarantined"
 
 

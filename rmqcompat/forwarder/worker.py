@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from rmqcompat.clock import Clock
 from rmqcompat.fetch import fetch
 from rmqcompat.forwarder.committer import Committer
-from rmqcompat.forwarder.delivery import Deliveries, Key, Lane
+from rmqcompat.forwarder.delivery import Deliveries, Lane
 from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.plan import Forward, Planner, Wait
@@ -31,7 +31,7 @@ from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import Tracer, hooks
-from rmqcompat.wire import KafkaRecord
+from rmqcompat.wire import KafkaRecord, Key
 
 log = logging.getLogger(__name__)
 
