@@ -3,7 +3,7 @@ one batch at a time."""
 
 from __future__ import annotations
 
-from rmqcompat.consumer.orderly_queue import OrderlyQueue
+from rmqcompat.consumer.orderly.queue import OrderlyQueue
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 

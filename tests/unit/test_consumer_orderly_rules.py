@@ -9,7 +9,7 @@ import pytest
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.listener import ConsumeOrderlyContext, ConsumeOrderlyStatus
-from rmqcompat.consumer.orderly_rules import (
+from rmqcompat.consumer.orderly.rules import (
     SUSPEND_MAX_MS,
     SUSPEND_MIN_MS,
     as_orderly_status,

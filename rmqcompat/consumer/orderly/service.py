@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Mapping
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.consumer.engine import POLL_TIMEOUT_S
 from rmqcompat.consumer.listener import ConsumeOrderlyContext
-from rmqcompat.consumer.orderly_dead_letter import OrderlyDeadLetters
-from rmqcompat.consumer.orderly_queue import OrderlyQueue
-from rmqcompat.consumer.orderly_rules import (
+from rmqcompat.consumer.orderly.dead_letter import OrderlyDeadLetters
+from rmqcompat.consumer.orderly.queue import OrderlyQueue
+from rmqcompat.consumer.orderly.rules import (
     SUCCESS,
     OrderlyListenerFn,
     invoke_orderly,
@@ -38,7 +38,7 @@ from rmqcompat.consumer.orderly_rules import (
     split_suspended,
     suspend_millis,
 )
-from rmqcompat.consumer.orderly_workers import OrderlyBatch, OrderlyWorkers
+from rmqcompat.consumer.orderly.workers import OrderlyBatch, OrderlyWorkers
 from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings

@@ -17,7 +17,7 @@ from functools import partial
 
 from confluent_kafka import KafkaError
 
-from rmqcompat.consumer.orderly_queue import OrderlyQueue
+from rmqcompat.consumer.orderly.queue import OrderlyQueue
 from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settlement import STUCK_AFTER_FAILED_SEND_BACKS
