@@ -99,9 +99,9 @@ def run(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     service = DelayForwarder(
         obj.bootstrap_servers,
-        obj.namespace,
-        message_delay_level,
-        {**obj.kafka_config, **parse_passthrough(passthrough)},
+        namespace=obj.namespace,
+        message_delay_level=message_delay_level,
+        kafka_config={**obj.kafka_config, **parse_passthrough(passthrough)},
         metrics_port=metrics_port,
         metrics_host=metrics_host,
         max_message_size=max_message_size,

@@ -82,6 +82,7 @@ class DelayForwarder(Lifecycle):
     def __init__(
         self,
         bootstrap_servers: str,
+        *,
         namespace: str = "",
         message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL,
         kafka_config: Mapping[str, Any] | None = None,

@@ -51,7 +51,7 @@ def test_a_frozen_broker_makes_consumer_and_forwarder_unhealthy_until_it_returns
     )
     forwarder = DelayForwarder(
         bootstrap,
-        namespace,
+        namespace=namespace,
         kafka_config=client_overrides,
         metrics_port=0,
         broker_contact_timeout_s=CONTACT_TIMEOUT_S,

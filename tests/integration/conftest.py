@@ -19,7 +19,13 @@ def start_forwarder(
     started: list[DelayForwarder] = []
 
     def start(table: str, **kwargs: Any) -> DelayForwarder:
-        forwarder = DelayForwarder(kafka_bootstrap, namespace, table, client_overrides, **kwargs)
+        forwarder = DelayForwarder(
+            kafka_bootstrap,
+            namespace=namespace,
+            message_delay_level=table,
+            kafka_config=client_overrides,
+            **kwargs,
+        )
         forwarder.start()
         started.append(forwarder)
         return forwarder

@@ -26,9 +26,9 @@ def forwarder(kafka_bootstrap, namespace, client_overrides):
     # About five 10 KiB records fit; the record cap (10,000) is never reached here.
     instance = DelayForwarder(
         kafka_bootstrap,
-        namespace,
-        TABLE,
-        client_overrides,
+        namespace=namespace,
+        message_delay_level=TABLE,
+        kafka_config=client_overrides,
         max_held_bytes_per_partition=5 * BODY + 1024,
     )
     instance.start()

@@ -51,7 +51,9 @@ def test_record_for_a_deleted_topic_is_quarantined_with_its_headers_and_offsets_
         "allow.auto.create.topics": False,
         "topic.metadata.propagation.max.ms": 1000,
     }
-    forwarder = DelayForwarder(kafka_bootstrap, namespace, TABLE, config)
+    forwarder = DelayForwarder(
+        kafka_bootstrap, namespace=namespace, message_delay_level=TABLE, kafka_config=config
+    )
     forwarder.start()
     try:
         (ok,) = read(kafka_bootstrap, f"{namespace}.Orders", client_overrides, count=1)

@@ -62,7 +62,11 @@ def test_topics_created_by_the_forwarder_fit_its_max_message_size(
 ):
     size = 6 * 1024 * 1024
     forwarder = DelayForwarder(
-        kafka_bootstrap, namespace, TABLE, client_overrides, max_message_size=size
+        kafka_bootstrap,
+        namespace=namespace,
+        message_delay_level=TABLE,
+        kafka_config=client_overrides,
+        max_message_size=size,
     )
     forwarder.start()
     forwarder.shutdown()
@@ -78,7 +82,12 @@ def test_a_large_scheduled_message_reaches_its_topic_through_the_forwarder(
     # The business topic is the user's; here it is created the way the topology CLI does.
     spec = TopicSpec(1).sized_for(DEFAULT_MAX_MESSAGE_SIZE)
     create_topics(kafka_bootstrap, namespace, {"Big": spec})
-    forwarder = DelayForwarder(kafka_bootstrap, namespace, TABLE, client_overrides)
+    forwarder = DelayForwarder(
+        kafka_bootstrap,
+        namespace=namespace,
+        message_delay_level=TABLE,
+        kafka_config=client_overrides,
+    )
     forwarder.start()
     try:
         wait_until(forwarder.healthy, what="assignment")

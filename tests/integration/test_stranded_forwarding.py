@@ -37,7 +37,12 @@ def test_a_forwarder_with_another_table_serves_the_clients_level_topics(
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     producer.produce(record.topic, record.value, record.key, headers=record.headers)
     assert producer.flush(30) == 0
-    forwarder = DelayForwarder(kafka_bootstrap, namespace, "100ms 200ms", client_overrides)
+    forwarder = DelayForwarder(
+        kafka_bootstrap,
+        namespace=namespace,
+        message_delay_level="100ms 200ms",
+        kafka_config=client_overrides,
+    )
     forwarder.start()
     try:
         (msg,) = read(kafka_bootstrap, f"{namespace}.Orders", client_overrides, count=1)

@@ -40,7 +40,12 @@ def test_audit_of_a_traced_retry(
     common = dict(namespace=namespace, message_delay_level=TABLE, kafka_config=client_overrides)
     client = ClientConfig(kafka_bootstrap, namespace)
     ensure_topics(client.librdkafka("admin"), {"T": TopicSpec(partitions=2)}, namespace)
-    forwarder = DelayForwarder(kafka_bootstrap, namespace, TABLE, client_overrides)
+    forwarder = DelayForwarder(
+        kafka_bootstrap,
+        namespace=namespace,
+        message_delay_level=TABLE,
+        kafka_config=client_overrides,
+    )
     forwarder.start()
     succeeded: set[str] = set()
     failed_once: set[str] = set()
