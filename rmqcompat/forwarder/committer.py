@@ -8,12 +8,13 @@ next owner starts after everything this instance delivered.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from rmqcompat.forwarder.metrics import ForwarderMetrics
+from rmqcompat.forwarder.owned import OwnedPartition
 from rmqcompat.forwarder.settings import LevelTopic
-from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.wire import Key
 
 log = logging.getLogger(__name__)
@@ -22,21 +23,21 @@ log = logging.getLogger(__name__)
 class Committer:
     """Not thread-safe: the poll thread (and the rebalance callbacks it runs) calls it.
 
-    ``queues`` is the loop's own map of owned partitions (it adds and removes them); the
-    position to commit is each queue's :meth:`~ProcessQueue.commit_offset`, written
-    when it moved past the last one committed here.
+    ``owned`` is the loop's own map of owned partitions (it adds and removes them); the
+    position to commit is each one's :meth:`~ProcessQueue.commit_offset`, written when it
+    moved past the last one committed here.
     """
 
     def __init__(
         self,
         consumer: Consumer,
-        queues: dict[Key, ProcessQueue],
+        owned: Mapping[Key, OwnedPartition],
         metrics: ForwarderMetrics,
         level_topics: dict[str, LevelTopic],
         interval_ms: int,
     ) -> None:
         self._consumer = consumer
-        self._queues = queues
+        self._owned = owned
         self._committed: dict[Key, int] = {}
         self._metrics = metrics
         self._level_topics = level_topics
@@ -53,8 +54,8 @@ class Committer:
     def commit(self, keys: list[Key], asynchronous: bool) -> None:
         offsets = []
         for key in keys:
-            pq = self._queues.get(key)
-            position = None if pq is None else pq.commit_offset()
+            part = self._owned.get(key)
+            position = None if part is None else part.lane.state.commit_offset()
             if position is not None and position > self._committed.get(key, -1):
                 offsets.append(TopicPartition(*key, position))
         if not offsets:
@@ -77,10 +78,11 @@ class Committer:
 
     def update_lag(self) -> None:
         lag: dict[str, int] = {t.label: 0 for t in self._level_topics.values()}
-        for key, pq in self._queues.items():
+        for key, part in self._owned.items():
             _, high = self._consumer.get_watermark_offsets(TopicPartition(*key), cached=True)
+            pq = part.lane.state
             if pq.highest_seen >= 0 and high >= 0:
                 unread = max(0, high - pq.highest_seen - 1)
-                lag[self._level_topics[key[0]].label] += unread + pq.count
+                lag[part.lane.label] += unread + pq.count
         for label, value in lag.items():
             self._metrics.parked.labels(label).set(value)

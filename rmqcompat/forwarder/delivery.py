@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,15 +174,16 @@ class Deliveries:
             return self._clock()
         return self._retries[0][0] if self._retries else None
 
-    def serve(self, owned: dict[Key, ProcessQueue]) -> None:
-        """Re-send due retries of partitions still owned, then serve delivery reports."""
+    def serve(self, owns: Callable[[Lane], bool]) -> None:
+        """Re-send due retries of the lanes still owned (``owns``), then serve delivery
+        reports."""
         now = self._clock()
         due = list(self._ready)
         self._ready.clear()
         while self._retries and self._retries[0][0] <= now:
             due.append(self._retries.popleft()[1])
         for send in due:
-            if owned.get(send.lane.key) is send.lane.state:
+            if owns(send.lane):
                 self._produce(send)
         self._producer.poll(0)
 

@@ -25,6 +25,7 @@ from rmqcompat.forwarder.committer import Committer
 from rmqcompat.forwarder.delivery import Deliveries, Lane
 from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics
+from rmqcompat.forwarder.owned import OwnedPartition
 from rmqcompat.forwarder.plan import Forward, Planner, Wait
 from rmqcompat.forwarder.schedule import WakeSchedule
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
@@ -68,18 +69,16 @@ class ForwardLoop:
         self._metrics = metrics
         self._clock = clock
         self._planner = Planner(settings.levels, settings.namespace)
-        self._queues: dict[Key, ProcessQueue] = {}  # owned partitions
+        self._owned: dict[Key, OwnedPartition] = {}
+        self._paused = 0  # owned partitions whose fetching is paused
         # Level topics seen in assignments (the subscription is a pattern), by Kafka name.
         self._topics: dict[str, LevelTopic] = {}
         self._out = Deliveries(
             producer, metrics, clock, settings.retry_backoff_ms, settings.namespace, self._tracer
         )
         self._committer = Committer(
-            consumer, self._queues, metrics, self._topics, settings.commit_interval_ms
+            consumer, self._owned, metrics, self._topics, settings.commit_interval_ms
         )
-        self._lanes: dict[Key, Lane] = {}
-        self._held: dict[Key, HeldRecords] = {}
-        self._paused: set[Key] = set()
         self._wakes: WakeSchedule[Key] = WakeSchedule()
         self.assigned = False
         self.stopping = False
@@ -99,11 +98,15 @@ class ForwardLoop:
         touched.update(self._wakes.pop_due(self._clock()))
         for key in touched:
             self._drain(key)
-        self._out.serve(self._queues)
+        self._out.serve(self._owns)
         if self._committer.due(self._clock()):
             self._out.tally.flush()
-            self._committer.commit(list(self._queues), asynchronous=True)
+            self._committer.commit(list(self._owned), asynchronous=True)
             self._committer.update_lag()
+
+    def _owns(self, lane: Lane) -> bool:
+        part = self._owned.get(lane.key)
+        return part is not None and part.lane is lane
 
     def _poll_cap_s(self) -> float:
         retry_ms = self._out.next_retry_ms()
@@ -113,7 +116,7 @@ class ForwardLoop:
 
     def _take(self, messages: list[Message]) -> set[Key]:
         touched: set[Key] = set()
-        partitions, paused = self._queues, self._paused
+        owned = self._owned
         for msg in messages:
             err = msg.error()
             if err is not None:
@@ -123,15 +126,15 @@ class ForwardLoop:
             if topic is None or partition is None or offset is None:
                 continue  # not a record (the stub allows it; fetch returns records here)
             key = (topic, partition)
-            state = partitions.get(key)
+            part = owned.get(key)
             # A paused partition was moved back to its first record not held here, so a
             # record arriving now will be read again after it is resumed.
-            if state is None or key in paused:
+            if part is None or part.paused:
                 continue
-            held = self._held[key]
+            held = part.held
             if held.full:  # checked per record, so one consume batch cannot overshoot the caps
-                self._pause(key)
-            elif state.track_new(offset):
+                self._pause(key, part)
+            elif part.lane.state.track_new(offset):
                 # a consumed record: its headers are (str, bytes | None) pairs, never the
                 # dict or str values confluent's stub allows for produce
                 held.append(cast(KafkaRecord, msg))
@@ -147,10 +150,10 @@ class ForwardLoop:
     # -- per partition --------------------------------------------------------------------
 
     def _drain(self, key: Key) -> None:
-        held, lane = self._held.get(key), self._lanes.get(key)
-        if not held or lane is None:
+        part = self._owned.get(key)
+        if part is None or not part.held:
             return
-        delay_ms = self._topics[key[0]].delay_ms
+        held, lane, delay_ms = part.held, part.lane, part.delay_ms
         # Looked up once per drain, not per record (the tracer's switch is fixed at start).
         send, plan_read, clock = self._out.send, self._planner.plan_read, self._clock
         tracer = self._tracer
@@ -169,7 +172,7 @@ class ForwardLoop:
                     if tracing:
                         hooks.forwarded(tracer, msg, plan.properties, plan.due_ms)
             elif isinstance(plan, Wait):
-                self._wait(key, plan.due_ms, held)
+                self._wait(key, plan.due_ms, part)
                 break
             else:
                 log.warning("quarantining %s[%s]@%s: %s", *key, msg.offset(), plan.reason)
@@ -178,30 +181,32 @@ class ForwardLoop:
                     hooks.quarantined(tracer, msg, plan.reason)
             held.popleft()
         self._metrics.lateness.observe_all(late)
-        if key in self._paused and held.may_resume:
-            self._resume(key)
+        if part.paused and held.may_resume:
+            self._resume(key, part)
 
-    def _wait(self, key: Key, due_ms: int, held: HeldRecords) -> None:
+    def _wait(self, key: Key, due_ms: int, part: OwnedPartition) -> None:
         self._wakes.wake(key, due_ms)
         # Fetching on while few records are held means the records after the head are
         # already here when it falls due (no fetch round trip after each wake-up).
-        if held.full and key not in self._paused:
-            self._pause(key)
+        if part.held.full and not part.paused:
+            self._pause(key, part)
 
-    def _pause(self, key: Key) -> None:
+    def _pause(self, key: Key, part: OwnedPartition) -> None:
         topic, partition = key
         self._consumer.pause([TopicPartition(topic, partition)])
-        last = self._queues[key].highest_seen
+        last = part.lane.state.highest_seen
         if last >= 0:
             self._consumer.seek(TopicPartition(topic, partition, last + 1))
-        self._paused.add(key)
-        self._metrics.paused.set(len(self._paused))
+        part.paused = True
+        self._paused += 1
+        self._metrics.paused.set(self._paused)
 
-    def _resume(self, key: Key) -> None:
-        if key in self._paused:
-            self._paused.discard(key)
+    def _resume(self, key: Key, part: OwnedPartition) -> None:
+        if part.paused:
+            part.paused = False
+            self._paused -= 1
             self._consumer.resume([TopicPartition(*key)])
-            self._metrics.paused.set(len(self._paused))
+            self._metrics.paused.set(self._paused)
 
     # -- rebalances and shutdown ----------------------------------------------------------
 
@@ -209,12 +214,12 @@ class ForwardLoop:
         self.assigned = True
         for tp in partitions:
             key = (tp.topic, tp.partition)
-            state = self._queues[key] = ProcessQueue()
             if tp.topic not in self._topics:
                 self._topics[tp.topic] = level_topic(tp.topic)
-            self._lanes[key] = Lane(key, state, self._topics[tp.topic].label)
-            self._held[key] = HeldRecords(self._s.hold)
-        self._metrics.assigned.set(len(self._queues))
+            topic = self._topics[tp.topic]
+            lane = Lane(key, ProcessQueue(), topic.label)
+            self._owned[key] = OwnedPartition(lane, HeldRecords(self._s.hold), topic.delay_ms)
+        self._metrics.assigned.set(len(self._owned))
 
     def on_revoke(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Let in-flight produces finish so their offsets can be committed before handing over.
@@ -228,19 +233,18 @@ class ForwardLoop:
 
     def _forget(self, keys: list[Key]) -> None:
         for key in keys:
-            self._resume(key)
+            part = self._owned.pop(key, None)
+            if part is not None:
+                self._resume(key, part)
             self._wakes.cancel(key)
-            self._queues.pop(key, None)
             self._committer.forget(key)
-            self._lanes.pop(key, None)
-            self._held.pop(key, None)
-        self._metrics.assigned.set(len(self._queues))
+        self._metrics.assigned.set(len(self._owned))
 
     def close(self) -> None:
         """Finish in-flight produces and commit what was delivered (the consumer stays open)."""
         self._out.flush(self._s.flush_timeout_s)
         self._out.tally.flush()
-        self._committer.commit(list(self._queues), asynchronous=False)
+        self._committer.commit(list(self._owned), asynchronous=False)
 
     def close_producer(self) -> None:
         """Close the producer; only after the consumer closed (its revoke callback still

@@ -72,7 +72,7 @@ def run(errors: list[Any], rounds: int = 4) -> tuple[ScriptedProducer, Deliverie
     )  # fmt: skip
     out.send(lane, source, OutgoingRecord("ns.Orders", b"v", b"k", []), "forwarded")
     for _ in range(rounds):
-        out.serve({lane.key: state})
+        out.serve(lambda owned: owned is lane)
         clock.now += 500
     return producer, out, lane
 
