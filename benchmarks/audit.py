@@ -56,8 +56,8 @@ from typing import Any
 from bench_broker import add_broker_options, broker
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from rmqcompat.cache import cache_root
 from rmqcompat.config import ClientConfig
-from rmqcompat.devbroker.apache_kafka import cache_root
 from rmqcompat.message import MessageExt
 from rmqcompat.spark import build_session
 from rmqcompat.spark.audit import AuditPolicy

@@ -18,16 +18,13 @@ from click.decorators import FC
 from rmqcompat.cli.callbacks import parsed_by
 from rmqcompat.cli.context import current
 from rmqcompat.cli.settings import parse_passthrough
-from rmqcompat.config import ClientConfig
-from rmqcompat.errors import AuditError, ConfigError, TopologyError
-from rmqcompat.reachability import require_broker
-from rmqcompat.spark_master import check_master
+from rmqcompat.errors import ConfigError
+from rmqcompat.spark.master import check_master
 from rmqcompat.topics.delay_levels import (
     DEFAULT_MESSAGE_DELAY_LEVEL,
     DelayLevels,
     parse_duration_ms,
 )
-from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
 
 
 def _pairs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
@@ -152,20 +149,13 @@ def audit(**options: Any) -> None:
 
 
 def _run(options: dict[str, Any], levels: DelayLevels) -> None:
-    """Runs the audit and prints its table. A local Spark started here maps the cached
-    class archive, or writes it as its JVM exits (:mod:`rmqcompat.spark.class_archive`),
-    after the table is out."""
+    """Builds the audit's settings from the options and runs it
+    (:func:`rmqcompat.spark.run.run_audit`), printing its table."""
     try:
-        from py4j.protocol import Py4JError  # type: ignore[import-untyped]
-        from pyspark.errors import PySparkException
-        from pyspark.sql import SparkSession
-
-        from rmqcompat.devbroker.apache_kafka import cache_root
-        from rmqcompat.spark import build_session
         from rmqcompat.spark.audit import AuditPolicy
-        from rmqcompat.spark.class_archive import ClassArchive
-        from rmqcompat.spark.job import AuditJob, run_batch, run_stream
-        from rmqcompat.spark.session import stop_session
+        from rmqcompat.spark.job import AuditJob
+        from rmqcompat.spark.report import format_table
+        from rmqcompat.spark.run import SparkOptions, StreamOptions, run_audit
     except ImportError as exc:
         raise ConfigError(
             f"audit needs the spark extra: pip install 'rmqcompat[spark]' ({exc})"
@@ -187,76 +177,26 @@ def _run(options: dict[str, Any], levels: DelayLevels) -> None:
         until_ms=options["until"],
         lag=not options["no_lag"],
     )
-    _require_trace_topic(job.client)
-    running = SparkSession.getActiveSession()  # e.g. a notebook's: used, not stopped
-    archive = None if running else ClassArchive.in_directory(cache_root() / "spark-classes")
-    try:
-        spark = running or build_session(
-            master=options["master"],
-            ivy_dir=cache_root() / "ivy",
-            jars_dir=options["jars_dir"],
-            class_archive=archive,
-            extra=options["spark_conf"],
-        )
-    except (PySparkException, Py4JError) as exc:
-        raise AuditError(f"Spark did not start: {_reason(exc)}") from exc
-    if running is None and not click.get_current_context().find_root().params.get("debug"):
+    spark = SparkOptions(
+        master=options["master"],
+        jars_dir=options["jars_dir"],
+        conf=options["spark_conf"],
         # failures are reported in one line (AuditError); Spark's log would repeat them
         # with the JVM's stack traces (--debug keeps its WARN level)
-        spark.sparkContext.setLogLevel("OFF")
-    java_options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
-    writing = archive is not None and archive.written_by(java_options or "")
-    try:
-        if options["stream"]:
-            report = run_stream(
-                spark, job, options["out"], options["checkpoint"], options["trigger_interval"]
-            )
-        else:
-            report = run_batch(spark, job, options["out"])
-        if report is not None:
-            click.echo(_table(report))
-            click.echo(f"report: {options['out'] / 'report.json'}")
-    except (PySparkException, Py4JError) as exc:
-        raise AuditError(f"the Spark audit failed: {_reason(exc)}") from exc
-    finally:
-        if running is None:
-            if writing:
-                click.echo("saving Spark's classes for faster audits (once)", err=True)
-            exited = stop_session(spark)
-            if archive is not None and writing and not (exited and archive.publish()):
-                archive.discard()
+        quiet=not click.get_current_context().find_root().params.get("debug"),
+    )
+    stream = StreamOptions(options["checkpoint"], options["trigger_interval"])
+    out: Path = options["out"]
 
+    def print_report(report: dict[str, Any]) -> None:
+        click.echo(format_table(report))
+        click.echo(f"report: {out / 'report.json'}")
 
-def _require_trace_topic(client: ClientConfig) -> None:
-    """Refuse, before Spark starts, an audit of a namespace with no trace topic (Spark's
-    ``kafka`` source would fail on it with a Java stack trace).
-
-    Raises:
-        ConfigError / BrokerUnreachableError: as :func:`require_broker` (bounded by
-            the CLI's ``--timeout``).
-        TopologyError: the namespace's trace topic does not exist.
-    """
-    physical = to_kafka_topic(TRACE_TOPIC, client.namespace)
-    # every topic listed, none named: a broker may create a topic a request names
-    metadata = require_broker(client).topics.get(physical)
-    if metadata is None or metadata.error is not None:
-        raise TopologyError(
-            f"no trace topic {physical} at {client.bootstrap_servers}: nothing has been"
-            f" traced in namespace {client.namespace!r} (clients create it when they first"
-            " trace; so does `rmqcompat topics create`)"
-        )
-
-
-def _reason(exc: Exception) -> str:
-    """What a Spark error says, without the JVM's stack trace: the Java exception's own
-    text for an error raised in the JVM, else the error's first line."""
-    java = getattr(exc, "java_exception", None)
-    text = str(java.toString()) if java is not None else str(exc)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__
-
-
-def _table(report: dict[str, Any]) -> str:
-    from rmqcompat.spark.report import format_table
-
-    return format_table(report)
+    run_audit(
+        job,
+        out,
+        spark,
+        stream=stream if options["stream"] else None,
+        on_report=print_report,
+        notice=lambda text: click.echo(text, err=True),
+    )

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pyspark
 
-from rmqcompat.devbroker.apache_kafka import java_on_path
+from rmqcompat.java import java_on_path
 
 #: The JVM's notes on classes it cannot archive (thousands, on every first audit) and on an
 #: archive it cannot map: neither changes what the audit does.

@@ -7,9 +7,7 @@ from collections.abc import Iterable
 from confluent_kafka import Consumer, TopicPartition
 
 from rmqcompat.config import ClientConfig
-from rmqcompat.consumer.settings import ConsumerSettings
-from rmqcompat.consumer.wiring import kafka_group_id
-from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.topics.naming import kafka_group_id, to_kafka_topic
 
 _TIMEOUT_S = 10.0
 
@@ -26,7 +24,7 @@ def consumer_lag(
     """
     lag: dict[tuple[str, str], int] = {}
     for group, topic in sorted(set(pairs)):
-        group_id = kafka_group_id(ConsumerSettings(group, client))
+        group_id = kafka_group_id(group, client.namespace)
         consumer = Consumer(
             client.librdkafka("consumer", **{"group.id": group_id, "enable.auto.commit": False})
         )

@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 
 from rmqcompat.errors import ConfigError
 from rmqcompat.spark.class_archive import ClassArchive
-from rmqcompat.spark_master import local_threads
+from rmqcompat.spark.master import local_threads
 
 KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
 #: Heap of a ``local`` master's JVM (it applies when this process starts that JVM).

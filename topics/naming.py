@@ -146,6 +146,12 @@ def delay_topic(duration: str) -> str:
     return SCHEDULE_PREFIX + duration
 
 
+def kafka_group_id(group: str, namespace: str) -> str:
+    """The Kafka consumer group of RocketMQ group ``group``: RocketMQ wraps a group in its
+    namespace as ``NS%GROUP``, and Kafka group ids allow it."""
+    return f"{namespace}%{group}" if namespace else group
+
+
 def is_internal(logical: str) -> bool:
     """Whether ``logical`` names a topic rmqcompat owns (retry, DLQ, delay level or a
     system topic), which is never a business topic."""

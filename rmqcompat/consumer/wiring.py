@@ -10,6 +10,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
 from rmqcompat.consumer.partitions import OffsetWriter
 from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.topics import naming
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import Topology, consumer_topology
 from rmqcompat.wire import Key
@@ -28,9 +29,8 @@ CONSUMER_DEFAULTS: dict[str, Any] = {"fetch.queue.backoff.ms": 10}
 
 
 def kafka_group_id(settings: ConsumerSettings) -> str:
-    """RocketMQ wraps a group in its namespace as ``NS%GROUP``; Kafka group ids allow it."""
-    ns = settings.client.namespace
-    return f"{ns}%{settings.group}" if ns else settings.group
+    """The consumer's Kafka group id (:func:`rmqcompat.topics.naming.kafka_group_id`)."""
+    return naming.kafka_group_id(settings.group, settings.client.namespace)
 
 
 def consumer_config(settings: ConsumerSettings) -> dict[str, Any]:

@@ -25,12 +25,13 @@ import uuid
 from importlib import resources
 from pathlib import Path
 
+from rmqcompat.cache import CACHE_DIR_ENV, cache_root
 from rmqcompat.errors import RmqCompatError
+from rmqcompat.java import java_on_path
 
 KAFKA_VERSION = "4.1.1"
 #: Environment variable that moves the jar cache (default ``$XDG_CACHE_HOME/rmqcompat`` or
 #: ``~/.cache/rmqcompat``).
-CACHE_DIR_ENV = "RMQCOMPAT_CACHE_DIR"
 MIN_JAVA_MAJOR = 17
 _RESOLVE_TIMEOUT_S = 900.0
 _JAVA_PROBE_TIMEOUT_S = 30.0
@@ -59,23 +60,6 @@ _USE_TANSU = "or use the embedded broker (--kind tansu / RMQCOMPAT_TEST_BROKER=t
 
 class KafkaRuntimeError(RmqCompatError):
     """Java, Maven or the Kafka jars are missing or unusable (the message says how to fix it)."""
-
-
-def cache_root() -> Path:
-    """Where resolved jars are kept, one ``kafka-<version>`` folder per version."""
-    configured = os.environ.get(CACHE_DIR_ENV)
-    if configured:
-        return Path(configured)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "rmqcompat"
-
-
-def java_on_path() -> str | None:
-    """The ``java`` that runs here, unchecked: ``$JAVA_HOME/bin/java`` when set, else the
-    one on PATH (as Spark's launcher picks it); None if there is none."""
-    java_home = os.environ.get("JAVA_HOME")
-    candidate = Path(java_home) / "bin" / "java" if java_home else None
-    return str(candidate) if candidate and os.access(candidate, os.X_OK) else shutil.which("java")
 
 
 def java_executable() -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from rmqcompat.devbroker.apache_kafka import cache_root
+from rmqcompat.cache import cache_root
 from rmqcompat.spark import build_session
 
 #: Why Spark's kafka source cannot be checked on Tansu.

@@ -14,8 +14,8 @@ import pytest
 from audit_seed import NOW_MS, Scenario, write_events
 from pyspark.sql import SparkSession
 
+from rmqcompat.cache import CACHE_DIR_ENV, cache_root
 from rmqcompat.config import ClientConfig
-from rmqcompat.devbroker.apache_kafka import CACHE_DIR_ENV, cache_root
 
 #: How the JVM's class-loading log names a class mapped from a dynamic archive.
 _MAPPED = "source: shared objects file (top)"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rmqcompat.cache import CACHE_DIR_ENV, cache_root
 from rmqcompat.devbroker import DevBroker, DevBrokerUnavailableError, apache_kafka
 from rmqcompat.devbroker.apache_kafka import KafkaRuntimeError
 
@@ -43,7 +44,7 @@ def empty_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     bin_dir.mkdir()
     monkeypatch.setenv("PATH", str(bin_dir))
     monkeypatch.delenv("JAVA_HOME", raising=False)
-    monkeypatch.setenv(apache_kafka.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     return bin_dir
 
 
@@ -79,13 +80,13 @@ def test_a_failed_fetch_names_maven_central_and_keeps_no_partial_cache(empty_pat
     with pytest.raises(KafkaRuntimeError, match=r"Maven Central.*Network unreachable"):
         apache_kafka.kafka_jars()
 
-    version_dir = apache_kafka.cache_root() / f"kafka-{apache_kafka.KAFKA_VERSION}"
+    version_dir = cache_root() / f"kafka-{apache_kafka.KAFKA_VERSION}"
     assert not (version_dir / "jars").exists()
     assert not (version_dir / "complete").exists()
 
 
 def test_a_cached_fetch_needs_neither_maven_nor_the_network(empty_path: Path) -> None:
-    version_dir = apache_kafka.cache_root() / f"kafka-{apache_kafka.KAFKA_VERSION}"
+    version_dir = cache_root() / f"kafka-{apache_kafka.KAFKA_VERSION}"
     (version_dir / "jars").mkdir(parents=True)
     (version_dir / "complete").write_text(apache_kafka.KAFKA_VERSION)
 

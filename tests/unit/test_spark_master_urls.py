@@ -7,7 +7,7 @@ import os
 import pytest
 
 from rmqcompat.errors import ConfigError
-from rmqcompat.spark_master import check_master, local_threads
+from rmqcompat.spark.master import check_master, local_threads
 
 
 @pytest.mark.parametrize(

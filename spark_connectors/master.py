@@ -1,6 +1,6 @@
 """Spark master URLs: the ones Spark accepts, and a local master's threads.
 
-Kept out of :mod:`rmqcompat.spark` (which needs pyspark) so that the CLI can refuse a bad
+Imports nothing of pyspark (nor does the package's ``__init__``), so that the CLI can refuse a bad
 ``--master`` before it starts a JVM, whose refusal would come with a Java stack trace.
 """
 
