@@ -4,7 +4,7 @@ fastavro interprets the schema for every datum and picks union branches by valid
 each one: about 19 µs to write a trace event and 15 µs to read one. The functions built
 here are Python source generated once from the parsed schema (one straight-line block
 per field) and run several times faster; the bytes are Avro's binary encoding, the same
-as fastavro's ``schemaless_writer`` (``tests/unit/test_trace_avro.py`` checks both ways
+as fastavro's ``schemaless_writer`` (``tests/unit/trace/test_trace_avro.py`` checks both ways
 over random events).
 
 Supported field types, all the trace schema uses: ``long``, ``int``, ``string``, ``enum``

@@ -82,7 +82,7 @@ def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
 def test_consumer_sigkilled_mid_batch_loses_nothing(
     kafka_bootstrap, client_overrides, namespace, unique_name, tmp_path
 ):
-    sys.path.insert(0, str(Path(__file__).parent.parent / "integration"))
+    sys.path.insert(0, str(Path(__file__).parent.parent))
     from consumer_helpers import create_topic, produce, read_all
 
     from rmqcompat.forwarder import DelayForwarder

@@ -113,7 +113,7 @@ def _order_violations(entries: list[tuple[str, int, int, str]]) -> list[str]:
 def test_orderly_consumer_killed_mid_suspension_resumes_in_order(
     kafka_bootstrap, client_overrides, namespace, unique_name, tmp_path
 ):
-    sys.path.insert(0, str(Path(__file__).parent.parent / "integration"))
+    sys.path.insert(0, str(Path(__file__).parent.parent))
     from consumer_helpers import create_topic
     from waiting import wait_until
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "integration"))
+sys.path.insert(0, str(Path(__file__).parent.parent))
 from consumer_helpers import create_topic
 from transaction_helpers import COMMIT, Listener, read_ids, started, wait_for
 
@@ -74,7 +74,7 @@ def _run_child(args: list[str]) -> tuple[subprocess.Popen[str], str, bool]:
         [sys.executable, __file__, *args],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "integration")},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
     )
     assert proc.stdout is not None
     msg_id, in_tx = "", False
