@@ -7,12 +7,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-from collections.abc import Iterator
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from confluent_kafka import Producer
 
-from rmqcompat.devbroker import DEV_BROKER_KINDS, DevBroker, java_available
+from rmqcompat.devbroker import DEV_BROKER_KINDS, DevBroker, free_port, java_available
 
 
 def add_broker_options(parser: argparse.ArgumentParser) -> None:
@@ -53,3 +58,43 @@ def produce_waiting(
             return
         except BufferError:
             producer.poll(0.01)
+
+
+@contextlib.contextmanager
+def forwarder_process(
+    bootstrap: str,
+    namespace: str,
+    table: str,
+    *,
+    trace: bool,
+    overrides: Mapping[str, Any],
+    options: Sequence[str] = (),
+) -> Iterator[None]:
+    """``rmqcompat forwarder run`` in its own process (as users deploy it), healthy on
+    entry; ``overrides`` are its ``-X`` librdkafka settings, ``options`` further CLI
+    options. Stopped with SIGTERM on exit."""
+    port = free_port()
+    passthrough = [arg for k, v in overrides.items() for arg in ("-X", f"{k}={v}")]
+    cmd = [sys.executable, "-m", "rmqcompat.cli.main", "--bootstrap-servers", bootstrap,
+           "--namespace", namespace, "forwarder", "run", "--message-delay-level", table,
+           "--metrics-port", str(port), "--trace" if trace else "--no-trace",
+           *options, *passthrough]  # fmt: skip
+    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not _healthy(port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the forwarder did not become healthy")
+            time.sleep(0.05)
+        yield
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as reply:
+            return bool(reply.status == 200)
+    except OSError:
+        return False

@@ -39,21 +39,16 @@ import contextlib
 import gc
 import multiprocessing as mp
 import os
-import signal
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 
-from bench_broker import add_broker_options, broker, produce_waiting
+from bench_broker import add_broker_options, broker, forwarder_process, produce_waiting
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from rmqcompat import parking
 from rmqcompat import properties as props
-from rmqcompat.devbroker import free_port
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.topics.spec import TopologySpec
@@ -205,34 +200,13 @@ def run_child(target: Callable[..., None], *args: object) -> None:
 @contextlib.contextmanager
 def forwarder(bs: str, ns: str, table: str, args: argparse.Namespace) -> Iterator[None]:
     """``rmqcompat forwarder run`` in its own process, ready (healthy) on entry."""
-    port = free_port()
-    passthrough = [arg for k, v in FORWARDER_OVERRIDES.items() for arg in ("-X", f"{k}={v}")]
     caps = {"--max-held-per-partition": args.max_held,
             "--max-held-bytes-per-partition": args.max_held_bytes}  # fmt: skip
     options = [arg for k, v in caps.items() if v is not None for arg in (k, str(v))]
-    cmd = [sys.executable, "-m", "rmqcompat.cli.main", "--bootstrap-servers", bs,
-           "--namespace", ns, "forwarder", "run", "--message-delay-level", table,
-           "--metrics-port", str(port), f"--{'' if args.trace == 'on' else 'no-'}trace",
-           *options, *passthrough]  # fmt: skip
-    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not healthy(port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the forwarder did not become healthy")
-            time.sleep(0.05)
+    with forwarder_process(
+        bs, ns, table, trace=args.trace == "on", overrides=FORWARDER_OVERRIDES, options=options
+    ):
         yield
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
-
-
-def healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as reply:
-            return reply.status == 200
-    except OSError:
-        return False
 
 
 # -- measurements ---------------------------------------------------------------------------
@@ -271,7 +245,7 @@ def lateness_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     delay = DelayLevels.parse(args.level).delay_ms(1)
     level_topic = to_kafka_topic(DelayLevels.parse(args.level).topic(1), ns)
     appended = {value.split(b" ", 1)[0]: at for value, at, _ in read(bs, level_topic, count)}
-    late, parking, end, arrival = [], [], [], []
+    late, parked, end, arrival = [], [], [], []
     for value, created, read_at in got:
         number, due = value.split(b" ", 2)[:2]
         append_ms = appended[number]
@@ -279,13 +253,13 @@ def lateness_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
             {props.DUE_TIME: due.decode()}, append_ms=append_ms, level_delay_ms=delay
         )
         late.append(created - acted_on)
-        parking.append(append_ms - (int(due) - delay))
+        parked.append(append_ms - (int(due) - delay))
         end.append(created - int(due))
         arrival.append(read_at - int(due))
     return {
         "n": len(got), "early": sum(1 for x in late if x < 0),
         "p50": pct(late, 0.5), "p99": pct(late, 0.99), "max": max(late),
-        "park_p50": pct(parking, 0.5), "park_p99": pct(parking, 0.99),
+        "park_p50": pct(parked, 0.5), "park_p99": pct(parked, 0.99),
         "end_p50": pct(end, 0.5), "end_p99": pct(end, 0.99), "end_max": max(end),
         "arr_p50": pct(arrival, 0.5), "arr_p99": pct(arrival, 0.99), "arr_max": max(arrival),
     }  # fmt: skip
