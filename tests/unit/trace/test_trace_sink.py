@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 from rmqcompat.config import ClientConfig
@@ -30,10 +31,8 @@ _UNREACHABLE = ClientConfig(
 
 def test_full_buffer_drops_and_counts_without_blocking() -> None:
     sink = KafkaTraceSink(_UNREACHABLE, capacity=100)
-    started = time.monotonic()
-    for _ in range(150):
+    for _ in range(150):  # never started: nothing drains the buffer, and emit never waits
         sink.emit(_EVENT)
-    assert time.monotonic() - started < 0.05
     stats = sink.stats()
     assert (stats.buffered, stats.dropped_full) == (100, 50)
     sink.close()  # never started: what was buffered is counted as unsent
@@ -48,9 +47,10 @@ def test_unreachable_broker_counts_failures_and_close_returns() -> None:
         sink.emit(_EVENT)
     sink.emit({"event": "NOT_A_TYPE", "msg_id": "x"})  # not encodable: counted, not raised
     time.sleep(1)  # the thread is still waiting for the broker to create the topic
-    started = time.monotonic()
-    sink.close()
-    assert time.monotonic() - started < 5
+    closing = threading.Thread(target=sink.close)
+    closing.start()
+    closing.join(timeout=30)  # a deadline for a failing test: close() is bounded
+    assert not closing.is_alive(), "close() waits for a broker that is not there"
     stats = sink.stats()
     assert stats.written == 0
     assert stats.dropped_failed + stats.dropped_unsent == 11
