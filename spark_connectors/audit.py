@@ -3,9 +3,9 @@
 Input: rows of :func:`rmqcompat.spark.decode.decode_traces` passed once through
 :func:`normalize` (the caller caches that). Per consumer group and logical topic, every
 produced message gets one outcome (:func:`message_outcomes`, which also judges its retries
-against the due times their send-backs recorded), and :func:`group_figures` counts them;
-:func:`lateness` and :func:`chart_counts` give the timing figures; :func:`report_rows`
-joins what the report needs into one frame. Nothing here does I/O or collects to the driver.
+against the due times their send-backs recorded), and :func:`group_figures` counts them
+(:mod:`.timing` has the forwarder's lateness and the charts' counts). Nothing here does
+I/O or collects to the driver.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ EVENT_FIELDS = (
     "due_ms",
     "target_topic",
 )
-_KEY = ["group", "topic"]
+#: What the report has one row of: a consumer group and a logical topic.
+KEY = ["group", "topic"]
 _MSG = ["group", "topic", "msg_id"]
 
 
@@ -82,7 +83,8 @@ class AuditPolicy:
         return [levels.delay_ms(retry_level(levels, k)) for k in range(levels.max_level)]
 
 
-def _is(event: str) -> Column:
+def is_event(event: str) -> Column:
+    """The rows of trace events of type ``event``."""
     return F.col("event") == F.lit(event)
 
 
@@ -120,9 +122,9 @@ _FORWARD_COPY = 11
 
 def _own_code() -> Column:
     """The code of one of a group's own events (see :data:`_OWN_CODES`)."""
-    code = F.when(_is("CONSUME") & (F.col("status") == "SUCCESS"), _DELIVERED_OK)
+    code = F.when(is_event("CONSUME") & (F.col("status") == "SUCCESS"), _DELIVERED_OK)
     for event, value in _OWN_CODES.items():
-        code = code.when(_is(event), value)
+        code = code.when(is_event(event), value)
     return code.otherwise(_OTHER_OWN).cast("tinyint")
 
 
@@ -134,19 +136,19 @@ def _message_rows(events: DataFrame) -> DataFrame:
     it (a forward marks its message forwarded for every group). Repartitioned by msg_id,
     so that the aggregations per message after it need no further shuffle."""
     keyed = F.col("group").isNotNull() & F.col("topic").isNotNull()
-    pairs = F.broadcast(events.where(keyed).select(*_KEY).distinct())
+    pairs = F.broadcast(events.where(keyed).select(*KEY).distinct())
     scheduled = F.col("delay_level").isNotNull() | F.col("due_ms").isNotNull()
     columns = ["reconsume_times", "timestamp_ms"]
     own = events.where(keyed).select(
         *_MSG,
         *columns,
         _own_code().alias("code"),
-        F.when(_is("SEND_BACK"), F.col("due_ms")).alias("due_ms"),
+        F.when(is_event("SEND_BACK"), F.col("due_ms")).alias("due_ms"),
         F.lit(None).cast("boolean").alias("scheduled"),
     )
-    copy_code = F.when(_is("PUBLISH"), _PUBLISH_COPY).otherwise(_FORWARD_COPY).cast("tinyint")
+    copy_code = F.when(is_event("PUBLISH"), _PUBLISH_COPY).otherwise(_FORWARD_COPY).cast("tinyint")
     copies = (
-        events.where(_is("PUBLISH") | _is("FORWARD"))
+        events.where(is_event("PUBLISH") | is_event("FORWARD"))
         .select("topic", "msg_id", *columns, copy_code.alias("code"), scheduled.alias("scheduled"))
         .join(pairs, "topic")
         .select(*_MSG, *columns, "code", F.lit(None).cast("long").alias("due_ms"), "scheduled")
@@ -179,7 +181,7 @@ def _retry_step(rows: DataFrame) -> DataFrame:
         # a scheduled (delay level) or timer (due time) message waits parked first
         F.max(F.when(copy, F.col("scheduled"))).alias("scheduled"),
         F.min(F.when(code == _DELIVERED_OK, rt)).alias("success_rt"),
-        _count(consume, "deliveries"),
+        count_where(consume, "deliveries"),
         F.max(consume & rt.isNotNull()).alias("delivered"),
         F.max(F.when(consume, rt)).alias("max_consume_rt"),
         F.max(F.when(own_forward, rt)).alias("max_forward_rt"),
@@ -216,9 +218,9 @@ def _per_message(rows: DataFrame, policy: AuditPolicy) -> DataFrame:
             *[F.max(name).alias(name) for name in _LATEST],
             *[F.min(name).alias(name) for name in ("published_ms", "success_rt")],
             F.sum("deliveries").alias("deliveries"),
-            _count(F.col("delivered"), "distinct_deliveries"),
-            _count(judged, "retries_judged"),
-            _count(violation, "ladder_violations"),
+            count_where(F.col("delivered"), "distinct_deliveries"),
+            count_where(judged, "retries_judged"),
+            count_where(violation, "ladder_violations"),
         )
         # a message only forwarded (no publish, no event of the group) is not one
         .where(F.col("seen"))
@@ -309,7 +311,8 @@ def message_outcomes(events: DataFrame, policy: AuditPolicy) -> DataFrame:
     )
 
 
-def _count(condition: Column, name: str) -> Column:
+def count_where(condition: Column, name: str) -> Column:
+    """The number of rows where ``condition`` holds, as column ``name``."""
     return F.count(F.when(condition, 1)).alias(name)
 
 
@@ -339,84 +342,23 @@ def group_figures(outcomes: DataFrame) -> DataFrame:
     per (group, topic, ``success_rt``) first, then summed per (group, topic)."""
     produced = F.col("produced")
     outcome = F.col("outcome")
-    per_retries = outcomes.groupBy(*_KEY, "success_rt").agg(
-        _count(produced, "produced"),
-        _count(F.col("success_rt") == 0, "succeeded_first_time"),
-        _count(outcome == "dead_lettered", "dead_lettered"),
-        _count(outcome == "discarded", "discarded"),
-        _count(F.col("replayed"), "replayed"),
-        _count(outcome == "parked", "parked"),
-        _count(produced & (outcome == "lost"), "lost"),
+    per_retries = outcomes.groupBy(*KEY, "success_rt").agg(
+        count_where(produced, "produced"),
+        count_where(F.col("success_rt") == 0, "succeeded_first_time"),
+        count_where(outcome == "dead_lettered", "dead_lettered"),
+        count_where(outcome == "discarded", "discarded"),
+        count_where(F.col("replayed"), "replayed"),
+        count_where(outcome == "parked", "parked"),
+        count_where(produced & (outcome == "lost"), "lost"),
         F.sum("duplicate_deliveries").alias("duplicate_deliveries"),
-        _count(outcome == "filtered", "filtered"),
-        _count(outcome == "pending", "pending"),
+        count_where(outcome == "filtered", "filtered"),
+        count_where(outcome == "pending", "pending"),
         *[F.sum(name).alias(name) for name in _LADDER],
         F.count("*").alias("messages"),
     )
     bar = F.struct(F.col("success_rt").alias("retries"), F.col("messages"))
-    return per_retries.groupBy(*_KEY).agg(
+    return per_retries.groupBy(*KEY).agg(
         *[F.sum(name).alias(name) for name in (*FIGURES, *_LADDER)],
         # collect_list skips the nulls of the rows with fewer than one retry
         F.map_from_entries(F.collect_list(F.when(F.col("success_rt") >= 1, bar))).alias("retried"),
-    )
-
-
-def _late_ms(events: DataFrame) -> DataFrame:
-    """Each forward's lateness: when the forwarder produced it (``timestamp_ms``, its
-    clock) minus the due time it acted on (``due_ms``, the parked record's, which the
-    send-back or the producer recorded)."""
-    forwards = events.where(_is("FORWARD") & F.col("due_ms").isNotNull())
-    return forwards.select(*_KEY, (F.col("timestamp_ms") - F.col("due_ms")).alias("late_ms"))
-
-
-def lateness(events: DataFrame, policy: AuditPolicy) -> DataFrame:
-    """Per (group, topic): forwarder lateness (:func:`_late_ms`, ms) ``p50``, ``p99``
-    (nearest rank, exact below 10,000 forwards) and ``max``, ``forwards``, and
-    ``late_forwards``, those later than ``policy.forward_late_ms``; ``group`` is null for
-    scheduled messages (no consumer group involved)."""
-    quantiles = F.percentile_approx("late_ms", [0.5, 0.99], 10_000)
-    late = F.col("late_ms") > policy.forward_late_ms
-    return (
-        _late_ms(events)
-        .groupBy(*_KEY)
-        .agg(
-            quantiles.alias("q"),
-            F.max("late_ms").alias("max"),
-            F.count("*").alias("forwards"),
-            _count(late, "late_forwards"),
-        )
-        .select(
-            *_KEY,
-            F.col("q")[0].alias("p50"),
-            F.col("q")[1].alias("p99"),
-            "max",
-            "forwards",
-            "late_forwards",
-        )
-    )
-
-
-def report_rows(outcomes: DataFrame, events: DataFrame, policy: AuditPolicy) -> DataFrame:
-    """One row per (group, topic) of ``outcomes``: :func:`group_figures`, with
-    :func:`lateness` of ``events`` joined on (null where the pair had no forward); one
-    query for the whole report."""
-    return group_figures(outcomes).join(lateness(events, policy), _KEY, "left")
-
-
-def chart_counts(late: DataFrame, flow: DataFrame, bucket_ms: int) -> DataFrame:
-    """The charts' small aggregates in one query: rows with ``chart`` ``lateness``
-    (``value``: forwarder lateness in ms over the forwards of ``late``, as
-    :func:`lateness` computes it; ``event`` null)
-    and rows with ``chart`` ``flow`` (``value``: start of a ``bucket_ms`` wide time
-    bucket, ``event``: its type, over the events of ``flow``); ``count`` of each."""
-    no_event = F.lit(None).cast("string").alias("event")
-    bucket = (F.floor(F.col("timestamp_ms") / bucket_ms) * bucket_ms).cast("long")
-    lateness_values = _late_ms(late).select(
-        F.lit("lateness").alias("chart"), F.col("late_ms").alias("value"), no_event
-    )
-    flow_values = flow.select(F.lit("flow").alias("chart"), bucket.alias("value"), "event")
-    return (
-        lateness_values.unionByName(flow_values)
-        .groupBy("chart", "value", "event")
-        .agg(F.count("*").alias("count"))
     )

@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from rmqcompat.config import ClientConfig
-from rmqcompat.spark import audit, charts
+from rmqcompat.spark import audit, charts, timing
 from rmqcompat.spark.decode import decode_traces
 from rmqcompat.spark.lag import consumer_lag
 from rmqcompat.spark.reader import kafka_reader
@@ -128,7 +128,11 @@ def _run(
     computed.write.mode("overwrite").parquet(str(outcomes_dir))
     # read back (small) rather than computed again; the schema given: no files if empty
     outcomes = events.sparkSession.read.schema(computed.schema).parquet(str(outcomes_dir))
-    rows = [row.asDict() for row in audit.report_rows(outcomes, events, policy).collect()]
+    # one query for the whole report; lateness null where a pair had no forward
+    report_rows = audit.group_figures(outcomes).join(
+        timing.lateness(events, policy), audit.KEY, "left"
+    )
+    rows = [row.asDict() for row in report_rows.collect()]
     pairs = [(row["group"], row["topic"]) for row in rows if row["group"] and row["topic"]]
     lag = consumer_lag(job.client, pairs) if job.lag else {}
     meta = {
@@ -152,7 +156,7 @@ def _charts(
     events: DataFrame, job: AuditJob, report: dict[str, Any], bucket_ms: int, out: Path
 ) -> None:
     flow_events = events.where(_flow(job))
-    counts = audit.chart_counts(_select(events, job), flow_events, bucket_ms).collect()
+    counts = timing.chart_counts(_select(events, job), flow_events, bucket_ms).collect()
     late = [(row["value"], row["count"]) for row in counts if row["chart"] == "lateness"]
     flow = [(row["value"], row["event"], row["count"]) for row in counts if row["chart"] == "flow"]
     charts.retry_chart(report, out / "retries.png")

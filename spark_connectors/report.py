@@ -14,7 +14,8 @@ def build_report(
     meta: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The ``report.json`` object: ``meta`` fields plus ``groups``, one entry per group
-    and topic, from the collected rows of :func:`rmqcompat.spark.audit.report_rows`."""
+    and topic, from the rows :func:`rmqcompat.spark.job.run` collects (group figures and
+    lateness)."""
     groups = []
     for row in sorted(rows, key=lambda row: (str(row["group"]), str(row["topic"]))):
         key = (row["group"], row["topic"])
