@@ -60,6 +60,7 @@ from bench_broker import add_broker_options, broker, produce_waiting
 from confluent_kafka import Producer
 
 from rmqcompat import properties as props
+from rmqcompat.cli.collector import collector_paused
 from rmqcompat.clock import epoch_ms
 from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.chunk import ChunkBuilder, Pending, Record
@@ -155,7 +156,8 @@ def replay_run(bootstrap: str, namespace: str, letters: list[DeadLetter], *, tra
         config, GROUP, Operator.current("benchmarks/replay.py"), trace_enabled=trace
     )
     start = time.perf_counter()
-    summary = replayer.run(letters)
+    with collector_paused():  # as `rmqcompat dlq replay` runs it
+        summary = replayer.run(letters)
     elapsed = time.perf_counter() - start
     if summary.replayed != len(letters):
         raise SystemExit(f"replay incomplete: {summary}")

@@ -9,6 +9,7 @@ from typing import Any, cast
 import click
 
 from rmqcompat.cli import context
+from rmqcompat.cli.collector import collector_paused
 from rmqcompat.cli.dlq_options import (
     TIME_HELP,
     dead_letter_filter,
@@ -157,7 +158,8 @@ def _replay_group(
     confirm(f"Replay {len(send)} dead letters of {group} to {destination}?", yes)
     with progress(len(send), f"replaying {group}", shows_progress(as_json)) as advance:
         replayer = Replayer(config, group, operator, options, progress=advance, trace_enabled=trace)
-        summary = replayer.run(letters)
+        with collector_paused():  # this process's choice (cli/collector.py), not the library's
+            summary = replayer.run(letters)
     return _report(group, summary, as_json)
 
 

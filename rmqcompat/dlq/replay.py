@@ -52,7 +52,6 @@ from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
 from rmqcompat.dlq.transactions import (
     TXN_TIMEOUT_S,
     abort_quietly,
-    collector_paused,
     fence,
     produce_all,
     replay_producer,
@@ -172,7 +171,7 @@ class Replayer:
         ledger = ledger_reader(self._config)
         admin = AdminClient(self._config.librdkafka("admin"))
         try:
-            with collector_paused(), ThreadPoolExecutor(max_workers=4) as pool:
+            with ThreadPoolExecutor(max_workers=4) as pool:
                 waits = [
                     pool.submit(fence, producer),
                     pool.submit(self._ensure_topics, letters),

@@ -3,9 +3,6 @@ a chunk's records to librdkafka, aborting, and the collector pause around it all
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from confluent_kafka import KafkaException, Producer
@@ -66,23 +63,3 @@ def abort_quietly(producer: Any) -> None:
         producer.abort_transaction(TXN_TIMEOUT_S)
     except KafkaException:
         pass  # fenced or fatal: the broker aborts it when the transaction times out
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused for a replay: it allocates about ten
-    containers per dead letter, none of them in a reference cycle, and with tens of
-    thousands of dead letters in memory every full collection walks them all (measured
-    with 50,000: the replay's build step took 18.6 us of CPU per message with the
-    collector running, 9.8 without). Re-enabling it lets the next allocation collect
-    every container made meanwhile and still alive, so a replay keeps none per dead letter
-    (:class:`~rmqcompat.dlq.model.DeadLetter` derives into slots: 0.1 ms instead of 0.15 s
-    after 50,000). A collector the caller paused stays paused."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()

@@ -3,6 +3,7 @@ to that group only, exactly once, across reruns and an interrupted (SIGKILLed) r
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -139,8 +140,16 @@ def test_a_first_replay_counts_each_dead_letter_it_cannot_send_once(env):
     broken = {1, 37}
     letters = [letter(i, None if i in broken else env.topic.encode()) for i in range(40)]
     operator = Operator("me", "h", "test")
-    replayer = Replayer(_config(env), env.group, operator, ReplayOptions(chunk=2))
+    collector_on: list[bool] = []  # the library leaves the application's collector alone
+    replayer = Replayer(
+        _config(env),
+        env.group,
+        operator,
+        ReplayOptions(chunk=2),
+        progress=lambda _done: collector_on.append(gc.isenabled()),
+    )
     summary = replayer.run(letters)
+    assert collector_on and all(collector_on)
     assert (summary.replayed, summary.failed, summary.stopped) == (38, 2, None)
     assert len(summary.problems) == 2 and all("dlq@0@" in p for p in summary.problems)
     replayed = sorted(entry.msg_id for entry in read_ledger(_config(env)))

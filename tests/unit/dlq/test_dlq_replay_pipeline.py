@@ -16,11 +16,11 @@ from confluent_kafka import KafkaError, KafkaException
 from unit_fakes import ListSink, dead_letters
 
 from rmqcompat import properties as props
+from rmqcompat.cli.collector import collector_paused
 from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.chunk import ChunkBuilder, Operator
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.replay import Replayer, ReplayOptions, ReplaySummary
-from rmqcompat.dlq.transactions import collector_paused
 from rmqcompat.trace import Tracer
 from rmqcompat.trace.events import Emitter
 from rmqcompat.trace.schema import SCHEMA
