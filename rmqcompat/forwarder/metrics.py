@@ -27,6 +27,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from rmqcompat.errors import RmqCompatError
+from rmqcompat.trace import TraceStats
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,10 @@ class ForwarderMetrics:
         """Export the level topics ``check`` finds unserved, asked at each scrape."""
         self.registry.register(UnservedLevelTopics(check))
 
+    def watch_trace(self, stats: Callable[[], TraceStats]) -> None:
+        """Export the trace sink's counters, ``stats()`` read at each scrape."""
+        self.registry.register(TraceEvents(stats))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -124,6 +129,27 @@ class UnservedLevelTopics(Collector):
         for topic in unserved:
             named.add_metric([topic], 1)
         yield named
+
+
+class TraceEvents(Collector):
+    """``rmqcompat_trace_events{outcome=...}``: the forwarder's trace events by what became
+    of them (``written``; ``dropped_full``, ``dropped_failed``, ``dropped_unsent``: lost to
+    the trace, never to the data path) and ``buffered``, waiting now. Tracing never slows
+    forwarding down: a full buffer drops and counts (:mod:`rmqcompat.trace.sink`)."""
+
+    name = "rmqcompat_trace_events"
+
+    def __init__(self, stats: Callable[[], TraceStats]) -> None:
+        self._stats = stats
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        stats = self._stats()
+        family = GaugeMetricFamily(
+            self.name, "Trace events by outcome (dropped ones are counted)", labels=["outcome"]
+        )
+        for outcome in ("written", "dropped_full", "dropped_failed", "dropped_unsent", "buffered"):
+            family.add_metric([outcome], getattr(stats, outcome))
+        yield family
 
 
 class LatenessHistogram(Collector):

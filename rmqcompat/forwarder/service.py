@@ -115,6 +115,7 @@ class DelayForwarder(Lifecycle):
         self.tracer = Tracer.for_client(
             self.config, "forwarder", enabled=trace_enabled, clock=clock
         )
+        self.metrics.watch_trace(self.tracer.stats)
         self._topology = topology or TopologySpec()
         self._metrics_addr = (metrics_host, metrics_port)
         self._clock = clock

@@ -2,7 +2,9 @@
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from rmqcompat.forwarder import DelayForwarder
 from rmqcompat.forwarder.metrics import ForwarderMetrics
+from rmqcompat.trace import TraceStats
 
 
 def _samples(metrics: ForwarderMetrics) -> dict[tuple[str, tuple], float]:
@@ -62,3 +64,28 @@ def test_health_endpoint_follows_the_callback_and_metrics_are_served() -> None:
             assert b"rmqcompat_forwarder_produce_failures_total" in reply.read()
     finally:
         server.close()
+
+
+def test_trace_events_are_exported_by_outcome_as_the_sink_counts_them() -> None:
+    metrics = ForwarderMetrics()
+    counts = TraceStats(written=7, dropped_full=3, dropped_failed=2, dropped_unsent=1, buffered=5)
+    metrics.watch_trace(lambda: counts)
+    sample = metrics.registry.get_sample_value
+    exported = {
+        outcome: sample("rmqcompat_trace_events", {"outcome": outcome})
+        for outcome in ("written", "dropped_full", "dropped_failed", "dropped_unsent", "buffered")
+    }
+    assert exported == {
+        "written": 7,
+        "dropped_full": 3,
+        "dropped_failed": 2,
+        "dropped_unsent": 1,
+        "buffered": 5,
+    }
+
+
+def test_a_forwarder_exports_its_own_trace_sinks_counters() -> None:
+    forwarder = DelayForwarder("127.0.0.1:1", trace_enabled=True)
+    forwarder.tracer.emit(forwarder.tracer.events.quarantine("ns.T", 0, 1, "poison"))
+    text = forwarder.metrics.render().decode()
+    assert 'rmqcompat_trace_events{outcome="buffered"} 1.0' in text  # never started: waits
