@@ -52,6 +52,14 @@ class MalformedHeaderError(RmqCompatError, ValueError):
     """A Kafka header cannot be decoded as a RocketMQ property."""
 
 
+class ListenerKindError(ConfigError):
+    """A listener of one consume mode answered with the other mode's status (a
+    ``ConsumeOrderlyStatus`` from a concurrent listener, or the reverse): registering a
+    :class:`~rmqcompat.consumer.listener.MessageListenerOrderly` is what makes a consumer
+    orderly. Raised at registration when the listener's annotations say so, else on its
+    first answer, which stops the consumer with nothing of that batch committed."""
+
+
 class ClientStateError(RmqCompatError):
     """A client was used before ``start()`` or after ``shutdown()``."""
 

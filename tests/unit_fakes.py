@@ -1,8 +1,11 @@
-"""Fakes shared by unit tests: a trace sink that keeps events, and dead letters."""
+"""Fakes shared by unit tests: a trace sink that keeps events, a record sink that accepts
+every send-back, and dead letters."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rmqcompat import properties as props
 from rmqcompat.dlq.model import DeadLetter
@@ -28,6 +31,17 @@ class ListSink:
 
     def stats(self) -> TraceStats:
         return TraceStats(written=len(self.events))
+
+
+class AcceptingSink:
+    """A send-back record sink that accepts every record at once and keeps its topic."""
+
+    def __init__(self) -> None:
+        self.topics: list[str] = []
+
+    def produce(self, record: Any, done: Callable[[Any], None]) -> None:
+        self.topics.append(record.topic)
+        done(None)
 
 
 def dead_letters(count: int, *, origin: bool = False) -> list[DeadLetter]:

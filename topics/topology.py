@@ -119,17 +119,21 @@ def consumer_topology(
     levels: DelayLevels,
     broadcasting: bool,
     dead_letter: bool,
+    orderly: bool = False,
     spec: TopologySpec | None = None,
     namespace: str = "",
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> Topology:
     """The internal topics a push consumer of ``group`` writes to or reads: its retry
     topic, the level topics of its table and its DLQ (unless ``dead_letter`` is off), the
-    system topics; a BROADCASTING consumer never sends back, so only the system topics."""
+    system topics. A BROADCASTING consumer never sends back: an orderly one still
+    dead-letters (so its DLQ), a concurrent one needs only the system topics."""
     wanted: dict[str, Kind] = {}
     if not broadcasting:
         wanted.update(_group_topics(group, dead_letter))
         wanted.update(_level_topics(levels))
+    elif orderly and dead_letter:
+        wanted[dlq_topic(group)] = "dlq"
     wanted.update(_SYSTEM_TOPICS)
     return _plan(wanted, spec, namespace, max_message_size)
 

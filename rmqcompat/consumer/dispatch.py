@@ -18,6 +18,7 @@ from rmqcompat.consumer.listener import (
     invoke,
 )
 from rmqcompat.consumer.wakeups import Wakeups
+from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import CONSUME_START_TIME
@@ -48,6 +49,7 @@ class ConsumeBatch:
         "pq",
         "queue",
         "raised",
+        "refused",
         "started_at",
         "status",
         "stored",
@@ -73,6 +75,8 @@ class ConsumeBatch:
         self.status: ConsumeConcurrentlyStatus | None = None
         self.context: ConsumeConcurrentlyContext | None = None
         self.raised = False  # the listener raised (CONSUME traced as EXCEPTION)
+        #: the listener answered for the other consume mode: the poll thread raises it
+        self.refused: ListenerKindError | None = None
 
 
 class WorkerPool:
@@ -145,9 +149,12 @@ class WorkerPool:
             msg.properties[CONSUME_START_TIME] = start
         # a copy (RocketMQ hands out an unmodifiable list): a listener that empties it
         # must not change what settlement releases
-        batch.status, batch.raised = invoke(
-            self._listener, self._group, list(batch.messages), context
-        )
+        try:
+            batch.status, batch.raised = invoke(
+                self._listener, self._group, list(batch.messages), context
+            )
+        except ListenerKindError as exc:  # settled on the poll thread, which stops on it
+            batch.refused = exc
         batch.finished_at = self._clock()
 
     def backlog(self) -> int:

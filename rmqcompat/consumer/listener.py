@@ -9,10 +9,12 @@ from __future__ import annotations
 import abc
 import enum
 import logging
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
 
 _log = logging.getLogger("rmqcompat.consumer")
@@ -169,14 +171,56 @@ def as_callable(listener: object) -> ListenerFn:
     raise TypeError("a listener is a callable (msgs, context) or has consume_message(msgs, ctx)")
 
 
+def check_listener_kind(listener: object, orderly: bool) -> None:
+    """Refuse a listener whose annotations name the other consume mode's status or context
+    (a ``consume_message`` returning ``ConsumeOrderlyStatus`` on a class that is not a
+    :class:`MessageListenerOrderly`, or the reverse). Unannotated listeners pass: their
+    first answer is checked instead (:func:`invoke`, :func:`refuse_concurrent_status`).
+
+    Raises:
+        ListenerKindError: the listener is declared for the other mode.
+    """
+    fn = getattr(listener, "consume_message", listener)
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # unresolvable annotations say nothing either way
+        return
+    declared = {kind for hint in hints.values() for kind in _kinds(hint)}
+    other = _CONCURRENT_TYPES if orderly else _ORDERLY_TYPES
+    if declared & other:
+        raise ListenerKindError(_kind_message(listener, orderly))
+
+
+def _kinds(hint: object) -> set[object]:
+    """``hint`` and the types inside it (``ConsumeOrderlyStatus | None`` gives both)."""
+    return {hint, *(k for arg in typing.get_args(hint) for k in _kinds(arg))}
+
+
+def _kind_message(listener: object, orderly: bool) -> str:
+    if orderly:
+        return (
+            f"{listener!r} is a MessageListenerOrderly but answers with "
+            "ConsumeConcurrentlyStatus: return ConsumeOrderlyStatus, or do not subclass "
+            "MessageListenerOrderly to consume concurrently"
+        )
+    return (
+        f"{listener!r} answers with ConsumeOrderlyStatus but is not a "
+        "MessageListenerOrderly, so the consumer would run it concurrently: subclass "
+        "MessageListenerOrderly to consume in order, or return ConsumeConcurrentlyStatus"
+    )
+
+
 def invoke(
     fn: ListenerFn, group: str, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
 ) -> tuple[ConsumeConcurrentlyStatus, bool]:
     """Call the listener; None, a foreign value or an exception count as RECONSUME_LATER.
 
     Returns the status and whether the listener raised (traced as EXCEPTION, RocketMQ's
-    ``ConsumeReturnType``). Never raises: the exception is logged with group, topic,
-    partition and message ids.
+    ``ConsumeReturnType``). The listener's exception is logged with group, topic,
+    partition and message ids, never raised.
+
+    Raises:
+        ListenerKindError: the listener answered with a ``ConsumeOrderlyStatus``.
     """
     try:
         status = fn(msgs, context)
@@ -193,6 +237,8 @@ def invoke(
         return Status.RECONSUME_LATER, True
     if isinstance(status, ConsumeConcurrentlyStatus):
         return status, False
+    if isinstance(status, ConsumeOrderlyStatus):
+        raise ListenerKindError(_kind_message(fn, orderly=False))
     _log.warning(
         "listener returned %r; RECONSUME_LATER (group=%s, topic=%s, partition=%s, msg_ids=%s)",
         status,
@@ -202,6 +248,22 @@ def invoke(
         _ids(msgs),
     )
     return Status.RECONSUME_LATER, False
+
+
+def refuse_concurrent_status(fn: object, result: object) -> None:
+    """An orderly listener's answer must not be a ``ConsumeConcurrentlyStatus``.
+
+    Raises:
+        ListenerKindError: it is.
+    """
+    if isinstance(result, ConsumeConcurrentlyStatus):
+        raise ListenerKindError(_kind_message(fn, orderly=True))
+
+
+_ORDERLY_TYPES: frozenset[object] = frozenset({ConsumeOrderlyStatus, ConsumeOrderlyContext})
+_CONCURRENT_TYPES: frozenset[object] = frozenset(
+    {ConsumeConcurrentlyStatus, ConsumeConcurrentlyContext}
+)
 
 
 def _ids(msgs: Sequence[MessageExt]) -> str:

@@ -50,9 +50,12 @@ class Partitions:
     at the next commit (offsets only lag, no message is skipped).
     """
 
-    def __init__(self, settings: ConsumerSettings, writer: OffsetWriter) -> None:
+    def __init__(
+        self, settings: ConsumerSettings, writer: OffsetWriter, orderly: bool = False
+    ) -> None:
         self._settings = settings
         self._writer = writer
+        self._orderly = orderly  # flow control: the span rule is for concurrent consumers
         self._states: dict[Key, PartitionState] = {}
 
     def get(self, key: Key) -> PartitionState | None:
@@ -104,7 +107,7 @@ class Partitions:
     def check_pause(self, key: Key, consumer: Consumer) -> None:
         state = self._states[key]
         state.max_count = max(state.max_count, state.pq.count)
-        reason = None if state.paused else over_threshold(state.pq, self._settings)
+        reason = None if state.paused else over_threshold(state.pq, self._settings, self._orderly)
         if reason:
             _log.debug("flow control: pausing %s[%d]: %s", key[0], key[1], reason)
             consumer.pause([TopicPartition(*key)])
@@ -115,7 +118,7 @@ class Partitions:
         ready = [
             k
             for k, s in self._states.items()
-            if s.paused and not over_threshold(s.pq, self._settings)
+            if s.paused and not over_threshold(s.pq, self._settings, self._orderly)
         ]
         if ready:
             consumer.resume([TopicPartition(*key) for key in ready])

@@ -23,6 +23,7 @@ from rmqcompat.consumer.listener import (
     MessageListenerOrderly,
     MessageModel,
     as_callable,
+    check_listener_kind,
 )
 from rmqcompat.consumer.membership import Membership
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
@@ -166,8 +167,10 @@ class DefaultMQPushConsumer(Lifecycle):
         a :class:`MessageListenerOrderly` makes the consumer orderly (README, "Orderly
         consumption")."""
         self._require("created", "register_message_listener")
+        orderly = isinstance(listener, MessageListenerOrderly)
+        check_listener_kind(listener, orderly)
         self._listener = as_callable(listener)
-        self._orderly = isinstance(listener, MessageListenerOrderly)
+        self._orderly = orderly
 
     def start(self) -> None:
         """Create internal topics, join the group (or assign all partitions), consume.
@@ -185,7 +188,9 @@ class DefaultMQPushConsumer(Lifecycle):
         require_broker(s.client)
         if not s.broadcasting:
             self._subs.add_own_retry()
-        provision_topology(s.client.librdkafka("admin"), internal_topology(s, self._topology))
+        provision_topology(
+            s.client.librdkafka("admin"), internal_topology(s, self._topology, self._orderly)
+        )
         self._contact = BrokerContact(s.broker_contact_timeout_s)
         consumer, partitions, membership = self._connect(self._contact)
         sink = RecordSink(self._contact.observe(producer_config(s)))
@@ -231,13 +236,13 @@ class DefaultMQPushConsumer(Lifecycle):
         )
         if s.broadcasting:
             store = LocalFileOffsetStore(s.offset_file())
-            partitions = Partitions(s, file_writer(store))
+            partitions = Partitions(s, file_writer(store), self._orderly)
             consumer = Consumer(config)
             m = Membership(s, self._subs, partitions, False)
             m.assign_all(consumer, store.load())
         else:
             consumer = Consumer(config)
-            partitions = Partitions(s, commit_writer(consumer))
+            partitions = Partitions(s, commit_writer(consumer), self._orderly)
             m = Membership(s, self._subs, partitions, incremental)
             consumer.subscribe(
                 self._subs.physical_topics(),

@@ -2,7 +2,7 @@
 
 ``rmqcompat.retry.route_failed`` decides where; the message is parked on a delay-level topic
 (bound for ``%RETRY%<group>``) or produced straight to the physical ``%DLQ%<group>``
-topic, or discarded when dead-lettering is off. Completion is reported through a
+topic, or discarded (BROADCASTING's drop, or dead-lettering off). Completion is reported through a
 callback driven by the producer's delivery report, so the caller releases the message
 only once Kafka has it.
 """
@@ -201,14 +201,18 @@ class SendBack:
         dest = route_failed(self._policy, reconsume_times, delay_level)
         if dest.kind is DestinationKind.DISCARD:
             _log.warning(
-                "discarding %s after %d reconsumes (dead_letter is off)",
+                "consume failed, drop %s after %d reconsumes (%s; group=%s)",
                 msg.msg_id,
                 reconsume_times,
+                dest.reason,
+                self.group,
             )
             if self.tracer.enabled:
-                self.tracer.emit(self.tracer.events.discard(msg, self.group, "dead_letter is off"))
+                self.tracer.emit(self.tracer.events.discard(msg, self.group, dest.reason))
             done(None)
             return
+        if dest.kind is DestinationKind.SUSPEND:  # the orderly service keeps these itself
+            raise ValueError(f"{msg.msg_id} is retried in place, not sent back")
         try:
             record = self._record(msg, reconsume_times, dest)
         except (TypeError, ValueError, AttributeError) as exc:

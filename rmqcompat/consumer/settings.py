@@ -147,6 +147,7 @@ class ConsumerSettings:
             self.client.levels,
             max_reconsume_times_of(self.max_reconsume_times),
             self.dead_letter,
+            broadcasting=self.broadcasting,
         )
 
     def offset_file(self) -> Path:

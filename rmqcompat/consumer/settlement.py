@@ -148,6 +148,8 @@ class Settlement:
                 continue
             status, context = batch.status, batch.context
             if status is None or context is None or state is None:
+                if batch.refused is not None:  # stop consuming: nothing of it is committed
+                    raise batch.refused
                 continue  # the partition was revoked: its new owner consumes these again
             msgs = batch.messages
             if all_succeeded(status, context.ack_index, len(msgs), context.marked):
@@ -192,7 +194,7 @@ class Settlement:
             batch.pq.remove(msgs[i].queue_offset)
         failed = [(msgs[i], batch.stored[i]) for i in outcome.failed]
         if failed:
-            self._failed(batch, failed, context.delay_level_when_next_consume)
+            self._send_back(batch, failed, context.delay_level_when_next_consume)
 
     def _trace(
         self, batch: ConsumeBatch, failed: Collection[int], end: float | None = None
@@ -204,23 +206,9 @@ class Settlement:
         group = self._settings.group
         hooks.consumed(self._tracer, group, batch.messages, failed, took, timed_out, batch.raised)
 
-    def _failed(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
-        if self._settings.broadcasting:
-            _log.warning(
-                "BROADCASTING consume failed, drop it (group=%s, msg_ids=%s)",
-                self._settings.group,
-                ",".join(m.msg_id for m, _ in failed),
-            )
-            for msg, _ in failed:
-                batch.pq.remove(msg.queue_offset)
-                if self._tracer.enabled:
-                    self._tracer.emit(
-                        self._tracer.events.discard(msg, self._settings.group, "BROADCASTING")
-                    )
-            return
-        self._send_back(batch, failed, delay_level)
-
     def _send_back(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
+        """Hand each failed message to send-back, which routes it (a BROADCASTING consumer's
+        is dropped there) and reports when it may leave the process queue."""
         round_ = _Round(len(failed))
         for msg, stored in failed:
             self.pending_sendbacks += 1
@@ -319,7 +307,4 @@ class Settlement:
                 batch.queue.topic,
                 batch.queue.queue_id,
             )
-            if self._settings.broadcasting:
-                self._failed(batch, msgs, CONSUME_TIMEOUT_LEVEL)
-            else:
-                self._send_back(batch, msgs, CONSUME_TIMEOUT_LEVEL)
+            self._send_back(batch, msgs, CONSUME_TIMEOUT_LEVEL)

@@ -86,7 +86,7 @@ def file_writer(store: LocalFileOffsetStore) -> OffsetWriter:
     return write
 
 
-def internal_topology(settings: ConsumerSettings, spec: TopologySpec) -> Topology:
+def internal_topology(settings: ConsumerSettings, spec: TopologySpec, orderly: bool) -> Topology:
     """Topics the consumer may write to or read (business topics are the user's), sized
     for ``max_message_size`` so a send-back is never refused for its size."""
     return consumer_topology(
@@ -94,6 +94,7 @@ def internal_topology(settings: ConsumerSettings, spec: TopologySpec) -> Topolog
         levels=settings.client.levels,
         broadcasting=settings.broadcasting,
         dead_letter=settings.dead_letter,
+        orderly=orderly,
         spec=spec,
         namespace=settings.client.namespace,
         max_message_size=settings.client.max_message_size,

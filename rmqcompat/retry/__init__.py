@@ -1,9 +1,12 @@
-"""The one decision "what happens to a failed message" (RocketMQ's send-back rules):
-delay level, retry topic, dead-letter topic or discard. Pure; every consume service, the
-consume timeout and the send-back-failure path use it."""
+"""The one decision "what happens to a failed message" (RocketMQ's rules for concurrent,
+orderly and broadcasting consumption): delay level, dead-letter topic, in place again or
+discard. Pure; every consume service, the consume timeout, orderly suspension and the
+send-back-failure path use it."""
 
 from rmqcompat.retry.decision import (
+    BROADCASTING_DROP,
     CONSUME_TIMEOUT_LEVEL,
+    DEAD_LETTER_OFF,
     DEFAULT_MAX_RECONSUME_TIMES,
     DLQ_NOW,
     FIRST_RETRY_LEVEL,
@@ -18,7 +21,9 @@ from rmqcompat.retry.decision import (
 )
 
 __all__ = [
+    "BROADCASTING_DROP",
     "CONSUME_TIMEOUT_LEVEL",
+    "DEAD_LETTER_OFF",
     "DEFAULT_MAX_RECONSUME_TIMES",
     "DLQ_NOW",
     "FIRST_RETRY_LEVEL",

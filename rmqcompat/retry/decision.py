@@ -1,10 +1,20 @@
-"""Where a failed message goes next: RocketMQ's send-back rules as a pure function.
+"""Where a failed message goes next: RocketMQ's rules for every consume mode, as one pure
+function (:func:`route_failed`), called by every path that settles a failure.
 
-Mirrors the broker's ``consumerSendMsgBack``: dead-letter when the message already failed
-``max_reconsume_times`` times or the requested level is negative; otherwise park it on
-level ``3 + reconsume_times`` (or the requested level), capped at the highest level, bound
-for ``%RETRY%<group>``. The new message keeps the body, flag, tags, keys, born time and
-properties, counts one more reconsume and records the original topic and message id.
+- Concurrent, CLUSTERING (the broker's ``consumerSendMsgBack``): dead-letter when the
+  message already failed ``max_reconsume_times`` times or the requested level is
+  negative; otherwise park it on level ``3 + reconsume_times`` (or the requested level),
+  capped at the highest level, bound for ``%RETRY%<group>``.
+- Concurrent, BROADCASTING (``processConsumeResult``): dropped at its first failure.
+- Orderly, either model (``checkReconsumeTimes``): consumed again in place after the
+  suspension, until it already failed ``max_reconsume_times`` times; then dead-lettered
+  (BROADCASTING too: RocketMQ's orderly ``sendMessageBack`` does not look at the model).
+  A requested delay level means nothing to orderly consumption.
+- Dead-lettering switched off (``dead_letter=False``, rmqcompat's own setting): what would
+  go to the DLQ is discarded.
+
+The new message keeps the body, flag, tags, keys, born time and properties, counts one
+more reconsume and records the original topic and message id.
 
 Routing is total: any reconsume count and any requested level give a destination on the
 table (a count below zero is read as zero, see :func:`properties.clamp_reconsume_times`),
@@ -41,28 +51,45 @@ def max_reconsume_times_of(configured: int) -> int:
 
 
 class DestinationKind(enum.Enum):
+    #: parked on a delay level, bound for ``%RETRY%<group>`` (concurrent, CLUSTERING)
     DELAY = "delay"
+    #: produced to ``%DLQ%<group>``
     DLQ = "dlq"
+    #: gone, with a reason: BROADCASTING's drop, or dead-lettering switched off
     DISCARD = "discard"
+    #: consumed again in place after the suspension (orderly)
+    SUSPEND = "suspend"
+
+
+#: Why a BROADCASTING concurrent consumer drops a failed message (RocketMQ logs the same).
+BROADCASTING_DROP = "BROADCASTING"
+#: Why a message bound for the DLQ is discarded instead.
+DEAD_LETTER_OFF = "dead_letter is off"
 
 
 @dataclass(frozen=True)
 class Destination:
-    """The next stop of a failed message: a delay level bound for ``real_topic``, or the DLQ."""
+    """The next stop of a failed message: a delay level bound for ``real_topic``, the DLQ
+    (``real_topic``), in place again (SUSPEND) or nowhere (DISCARD, ``reason`` says why)."""
 
     kind: DestinationKind
     real_topic: str
     level: int = 0
+    reason: str = ""
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Per-group retry settings (RocketMQ defaults)."""
+    """Per-group retry settings (RocketMQ defaults) and the consume mode they apply to:
+    ``orderly`` (a :class:`MessageListenerOrderly`) and ``broadcasting`` (the message
+    model)."""
 
     group: str
     levels: DelayLevels
     max_reconsume_times: int = DEFAULT_MAX_RECONSUME_TIMES
     dead_letter: bool = True
+    orderly: bool = False
+    broadcasting: bool = False
 
     def __post_init__(self) -> None:
         if self.max_reconsume_times < 0:
@@ -72,24 +99,38 @@ class RetryPolicy:
 def route_failed(policy: RetryPolicy, reconsume_times: int, delay_level: int = 0) -> Destination:
     """Decide where a message that failed ``reconsume_times`` times before now goes.
 
-    ``reconsume_times`` is the stored count (the broker's), not a local re-consume's +1.
+    ``reconsume_times`` is the stored count (the broker's), not a local re-consume's +1;
+    ``delay_level`` is the concurrent listener's ``delay_level_when_next_consume`` (or the
+    consume timeout's level).
     """
+    group = policy.group
+    if policy.broadcasting and not policy.orderly:
+        return _destination(DestinationKind.DISCARD, group, reason=BROADCASTING_DROP)
     reconsume_times = props.clamp_reconsume_times(reconsume_times)
-    if reconsume_times >= policy.max_reconsume_times or delay_level <= DLQ_NOW:
+    exhausted = reconsume_times >= policy.max_reconsume_times
+    if exhausted or (delay_level <= DLQ_NOW and not policy.orderly):
         if not policy.dead_letter:
-            return _destination(DestinationKind.DISCARD, policy.group)
-        return _destination(DestinationKind.DLQ, policy.group)
+            return _destination(DestinationKind.DISCARD, group, reason=DEAD_LETTER_OFF)
+        return _destination(DestinationKind.DLQ, group)
+    if policy.orderly:
+        return _destination(DestinationKind.SUSPEND, group)
     level = delay_level if delay_level > 0 else retry_level(policy.levels, reconsume_times)
     level = min(level, policy.levels.max_level)
-    return _destination(DestinationKind.DELAY, policy.group, level)
+    return _destination(DestinationKind.DELAY, group, level)
 
 
 @lru_cache(maxsize=4096)
-def _destination(kind: DestinationKind, group: str, level: int = 0) -> Destination:
+def _destination(
+    kind: DestinationKind, group: str, level: int = 0, reason: str = ""
+) -> Destination:
     """A group has a few destinations (its DLQ, a retry per level): each is made once, not
     per failed message (a frozen dataclass and a name check cost more than the lookup)."""
-    topic = retry_topic(group) if kind is DestinationKind.DELAY else dlq_topic(group)
-    return Destination(kind, topic, level)
+    topic = retry_topic(group) if kind in _RETRY_BOUND else dlq_topic(group)
+    return Destination(kind, topic, level, reason)
+
+
+#: Kinds whose message stays with the group's retry topic (parked, or in place).
+_RETRY_BOUND = frozenset({DestinationKind.DELAY, DestinationKind.SUSPEND})
 
 
 def retry_level(levels: DelayLevels, reconsume_times: int) -> int:

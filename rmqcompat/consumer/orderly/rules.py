@@ -20,6 +20,7 @@ from rmqcompat.consumer.listener import (
     MAX_INT,
     ConsumeOrderlyContext,
     ConsumeOrderlyStatus,
+    refuse_concurrent_status,
 )
 from rmqcompat.message import MessageExt
 from rmqcompat.retry import USE_DEFAULT_MAX, DestinationKind, RetryPolicy, route_failed
@@ -71,8 +72,12 @@ def invoke_orderly(
 ) -> tuple[ConsumeOrderlyStatus, bool]:
     """Call the listener; None, a foreign value or an exception count as a suspension.
 
-    Returns the status and whether the listener raised (traced as EXCEPTION). Never
-    raises: the exception is logged with group, topic, partition and message ids.
+    Returns the status and whether the listener raised (traced as EXCEPTION). The
+    listener's exception is logged with group, topic, partition and message ids, never
+    raised.
+
+    Raises:
+        ListenerKindError: the listener answered with a ``ConsumeConcurrentlyStatus``.
     """
     queue = context.message_queue
     try:
@@ -86,6 +91,7 @@ def invoke_orderly(
             _ids(msgs),
         )
         return SUSPEND, True
+    refuse_concurrent_status(fn, result)
     status = as_orderly_status(result)
     if status is SUSPEND and result is not SUSPEND:
         _log.warning(
@@ -110,15 +116,15 @@ class SuspendOutcome:
 
 
 def split_suspended(msgs: Sequence[MessageExt], policy: RetryPolicy) -> SuspendOutcome:
-    """Which messages of a suspended batch are dead-lettered (the retry decision sends
-    them to the DLQ, or discards them: they already failed ``max_reconsume_times``
-    times) and which are retried; both keep the batch's order. Pure: counting the
+    """Which messages of a suspended batch are retried in place (the retry decision says
+    SUSPEND) and which leave it (to the DLQ, or discarded: they already failed
+    ``max_reconsume_times`` times); both keep the batch's order. Pure: counting the
     failure (``reconsume_times + 1``) is the caller's step."""
     retry: list[MessageExt] = []
     dead: list[MessageExt] = []
     for msg in msgs:
         kind = route_failed(policy, msg.reconsume_times).kind
-        (retry if kind is DestinationKind.DELAY else dead).append(msg)
+        (retry if kind is DestinationKind.SUSPEND else dead).append(msg)
     return SuspendOutcome(tuple(retry), tuple(dead))
 
 

@@ -43,6 +43,7 @@ from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.timers import Timers
+from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt
 from rmqcompat.properties import CONSUME_START_TIME
 from rmqcompat.retry import RetryPolicy
@@ -53,10 +54,12 @@ _log = logging.getLogger("rmqcompat.consumer")
 
 
 def orderly_policy(settings: ConsumerSettings) -> RetryPolicy:
-    """The group's retry policy with the orderly limit (-1: unlimited, not 16)."""
+    """The group's retry policy for orderly consumption, with its limit (-1: unlimited,
+    not 16)."""
     return dataclasses.replace(
         settings.retry_policy(),
         max_reconsume_times=orderly_max_reconsume_times(settings.max_reconsume_times),
+        orderly=True,
     )
 
 
@@ -108,9 +111,12 @@ class OrderlyConsumeService:
             msg.properties[CONSUME_START_TIME] = start
         batch.started_at = self._clock()
         # a copy (RocketMQ hands out an unmodifiable list)
-        batch.status, batch.raised = invoke_orderly(
-            self._listener, self._settings.group, list(batch.messages), context
-        )
+        try:
+            batch.status, batch.raised = invoke_orderly(
+                self._listener, self._settings.group, list(batch.messages), context
+            )
+        except ListenerKindError as exc:  # settled on the poll thread, which stops on it
+            batch.refused = exc
         batch.finished_at = self._clock()
         batch.suspend_ms = suspend_millis(
             context.suspend_current_queue_time_millis,
@@ -213,6 +219,8 @@ class OrderlyConsumeService:
         self._workers.submit(batch)
 
     def _settle(self, batch: OrderlyBatch) -> None:
+        if batch.refused is not None:  # stop consuming: nothing of it is committed
+            raise batch.refused
         key = batch.key
         if self._running.get(key) is batch:
             del self._running[key]
@@ -258,16 +266,6 @@ class OrderlyConsumeService:
         for msg in retry:
             msg.reconsume_times += 1
         if not outcome.dead:
-            self._resume_later(key, queue, retry, batch.suspend_ms)
-            return
-        if self._settings.broadcasting:  # no DLQ topic: dropped, as concurrent BROADCASTING
-            _log.warning(
-                "BROADCASTING orderly consume failed %d times, drop it (group=%s, msg_ids=%s)",
-                self._policy.max_reconsume_times + 1,
-                self._settings.group,
-                ",".join(m.msg_id for m in outcome.dead),
-            )
-            queue.pq.remove_all([m.queue_offset for m in outcome.dead])
             self._resume_later(key, queue, retry, batch.suspend_ms)
             return
         self._dead_letters.send(

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 
 from rmqcompat.consumer.listener import ConsumeOrderlyStatus
+from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
 from rmqcompat.process_queue import ProcessQueue
 
@@ -45,6 +46,7 @@ class OrderlyBatch:
         "pq",
         "queue",
         "raised",
+        "refused",
         "started_at",
         "status",
         "suspend_ms",
@@ -59,6 +61,8 @@ class OrderlyBatch:
         self.messages = msgs
         self.status: ConsumeOrderlyStatus | None = None
         self.raised = False  # the listener raised (CONSUME traced as EXCEPTION)
+        #: the listener answered for the other consume mode: the poll thread raises it
+        self.refused: ListenerKindError | None = None
         self.suspend_ms = 0
         self.started_at: float | None = None
         self.finished_at: float | None = None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+from unit_fakes import AcceptingSink
+
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.concurrent import ConcurrentConsumeService
 from rmqcompat.consumer.dispatch import WorkerPool
@@ -20,24 +22,13 @@ OK = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 LATER = ConsumeConcurrentlyStatus.RECONSUME_LATER
 
 
-class Sink:
-    """Accepts every send-back at once and records its topic."""
-
-    def __init__(self) -> None:
-        self.topics: list[str] = []
-
-    def produce(self, record, done) -> None:
-        self.topics.append(record.topic)
-        done(None)
-
-
 def _service(listener, batch_size: int):
     settings = ConsumerSettings(
         "g", ClientConfig("127.0.0.1:1"), consume_message_batch_max_size=batch_size
     )
     partitions = Partitions(settings, lambda offsets, asynchronous: None)
     partitions.add(KEY, MessageQueue("T", 0), 0)
-    sink = Sink()
+    sink = AcceptingSink()
     sendback = SendBack(sink, settings.retry_policy(), "", now_ms=lambda: 0)
     pool = WorkerPool(listener, "g", 2, time.monotonic)
     service = ConcurrentConsumeService(settings, pool, sendback, partitions, time.monotonic)

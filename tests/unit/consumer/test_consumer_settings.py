@@ -73,16 +73,27 @@ def test_flow_control_thresholds():
     pq = ProcessQueue()
     pq.add(0, 1)
     pq.add(1, 1)
-    assert over_threshold(pq, s) is None  # not more than 2
+    assert over_threshold(pq, s, orderly=False) is None  # not more than 2
     pq.add(2, 1)
-    assert "pull_threshold_for_queue" in over_threshold(pq, s)
+    assert "pull_threshold_for_queue" in over_threshold(pq, s, orderly=False)
+    assert "pull_threshold_for_queue" in over_threshold(pq, s, orderly=True)
     big = ProcessQueue()
     big.add(0, 101)
-    assert "size" in over_threshold(big, s)
+    assert "size" in over_threshold(big, s, orderly=False)
+    assert "size" in over_threshold(big, s, orderly=True)
     wide = ProcessQueue()
     wide.add(0, 1)
     wide.add(11, 1)
-    assert "span" in over_threshold(wide, s)
+    assert "span" in over_threshold(wide, s, orderly=False)
+
+
+def test_the_span_rule_holds_back_concurrent_consumption_only():
+    """RocketMQ's pullMessage checks consumeConcurrentlyMaxSpan only when not orderly."""
+    s = ConsumerSettings("g", CLIENT, consume_concurrently_max_span=10)
+    wide = ProcessQueue()
+    wide.add(0, 1)
+    wide.add(11, 1)
+    assert over_threshold(wide, s, orderly=True) is None
 
 
 def test_group_longer_than_120_characters_is_refused_with_the_retry_topic_rule():

@@ -18,6 +18,7 @@ from rmqcompat.topics.delay_levels import DelayLevels
 LEVELS = DelayLevels.parse()
 POLICY = RetryPolicy("G", LEVELS)
 DELAY, DLQ, DISCARD = DestinationKind.DELAY, DestinationKind.DLQ, DestinationKind.DISCARD
+SUSPEND = DestinationKind.SUSPEND
 
 
 def test_default_max_reconsume_times_is_16() -> None:
@@ -150,3 +151,69 @@ def test_sendback_does_not_modify_the_failed_message() -> None:
     before = dict(failed.properties)
     sendback_properties(failed, POLICY, "T")
     assert failed.properties == before
+
+
+def _mode_policy(mode: str, max_reconsume_times: int = 3, dead_letter: bool = True) -> RetryPolicy:
+    return RetryPolicy(
+        "G",
+        LEVELS,
+        max_reconsume_times,
+        dead_letter,
+        orderly=mode.startswith("orderly"),
+        broadcasting=mode.endswith("broadcasting"),
+    )
+
+
+#: (mode, dead_letter, stored reconsume count, requested level) -> kind, level, reason;
+#: max_reconsume_times is 3 throughout.
+_MODES = [
+    # concurrent CLUSTERING: the broker's consumerSendMsgBack
+    ("concurrent", True, 0, 0, DELAY, 3, ""),
+    ("concurrent", True, 2, 0, DELAY, 5, ""),
+    ("concurrent", True, 1, 7, DELAY, 7, ""),
+    ("concurrent", True, 3, 0, DLQ, 0, ""),
+    ("concurrent", True, 0, -1, DLQ, 0, ""),
+    ("concurrent", False, 3, 0, DISCARD, 0, "dead_letter is off"),
+    ("concurrent", False, 0, -1, DISCARD, 0, "dead_letter is off"),
+    # concurrent BROADCASTING: dropped at the first failure, whatever the count or level
+    ("concurrent broadcasting", True, 0, 0, DISCARD, 0, "BROADCASTING"),
+    ("concurrent broadcasting", True, 3, -1, DISCARD, 0, "BROADCASTING"),
+    ("concurrent broadcasting", True, 0, 3, DISCARD, 0, "BROADCASTING"),
+    # orderly: in place until the limit, then the DLQ; a requested level means nothing
+    ("orderly", True, 0, 0, SUSPEND, 0, ""),
+    ("orderly", True, 2, -1, SUSPEND, 0, ""),
+    ("orderly", True, 2, 5, SUSPEND, 0, ""),
+    ("orderly", True, 3, 0, DLQ, 0, ""),
+    ("orderly", False, 3, 0, DISCARD, 0, "dead_letter is off"),
+    # orderly BROADCASTING: RocketMQ's orderly sendMessageBack ignores the model
+    ("orderly broadcasting", True, 0, 0, SUSPEND, 0, ""),
+    ("orderly broadcasting", True, 3, 0, DLQ, 0, ""),
+    ("orderly broadcasting", True, 9, 0, DLQ, 0, ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("mode", "dead_letter", "reconsume_times", "delay_level", "kind", "level", "reason"),
+    _MODES,
+)
+def test_one_decision_for_every_consume_mode(
+    mode: str,
+    dead_letter: bool,
+    reconsume_times: int,
+    delay_level: int,
+    kind: DestinationKind,
+    level: int,
+    reason: str,
+) -> None:
+    dest = route_failed(_mode_policy(mode, dead_letter=dead_letter), reconsume_times, delay_level)
+    assert (dest.kind, dest.level, dest.reason) == (kind, level, reason)
+    if kind is DLQ:
+        assert dest.real_topic == "%DLQ%G"
+    if kind in (DELAY, SUSPEND):
+        assert dest.real_topic == "%RETRY%G"
+
+
+def test_orderly_deliveries_are_max_plus_one_then_the_dlq() -> None:
+    policy = _mode_policy("orderly", max_reconsume_times=2)
+    kinds = [route_failed(policy, n).kind for n in range(4)]
+    assert kinds == [SUSPEND, SUSPEND, DLQ, DLQ]

@@ -221,6 +221,22 @@ def test_a_broadcasting_consumer_creates_only_the_system_topics() -> None:
     assert set(consumer.names()) == {"RMQ_SYS_TRACE_TOPIC", "RMQ_SYS_QUARANTINE_TOPIC"}
 
 
+def test_a_broadcasting_orderly_consumer_also_creates_its_dlq() -> None:
+    """RocketMQ's orderly consumer dead-letters at its limit in either message model."""
+    orderly = consumer_topology(
+        "G", levels=LEVELS_2, broadcasting=True, dead_letter=True, orderly=True
+    )
+    assert set(orderly.names()) == {
+        "%DLQ%G",
+        "RMQ_SYS_TRACE_TOPIC",
+        "RMQ_SYS_QUARANTINE_TOPIC",
+    }
+    silent = consumer_topology(
+        "G", levels=LEVELS_2, broadcasting=True, dead_letter=False, orderly=True
+    )
+    assert "%DLQ%G" not in silent.names()
+
+
 def test_forwarders_and_producers_create_the_level_and_system_topics() -> None:
     parking = delay_topology(levels=LEVELS_2, namespace="ns", max_message_size=SIZE)
     full = _full()

@@ -106,7 +106,7 @@ def test_invoke_logs_nothing_for_an_explicit_suspension(caplog):
 
 
 def test_a_suspended_batch_dead_letters_only_messages_at_the_limit_keeping_order():
-    policy = RetryPolicy("g", LEVELS, max_reconsume_times=2)
+    policy = RetryPolicy("g", LEVELS, max_reconsume_times=2, orderly=True)
     msgs = [_msg(1, 0), _msg(2, 2), _msg(3, 1), _msg(4, 5)]
     outcome = split_suspended(msgs, policy)
     assert [m.queue_offset for m in outcome.retry] == [1, 3]
@@ -115,12 +115,14 @@ def test_a_suspended_batch_dead_letters_only_messages_at_the_limit_keeping_order
 
 
 def test_with_dead_lettering_off_messages_at_the_limit_leave_the_partition_too():
-    policy = RetryPolicy("g", LEVELS, max_reconsume_times=0, dead_letter=False)
+    policy = RetryPolicy("g", LEVELS, max_reconsume_times=0, dead_letter=False, orderly=True)
     outcome = split_suspended([_msg(1)], policy)
     assert outcome.retry == () and [m.queue_offset for m in outcome.dead] == [1]
 
 
 def test_an_unlimited_policy_never_dead_letters():
-    policy = RetryPolicy("g", LEVELS, max_reconsume_times=orderly_max_reconsume_times(-1))
+    policy = RetryPolicy(
+        "g", LEVELS, max_reconsume_times=orderly_max_reconsume_times(-1), orderly=True
+    )
     outcome = split_suspended([_msg(1, 10_000), _msg(2, 2**31 - 2)], policy)
     assert outcome.dead == ()

@@ -324,16 +324,16 @@ def test_a_call_past_the_consume_timeout_is_counted_not_released():
     service.shutdown()
 
 
-def test_broadcasting_drops_a_message_past_the_limit_with_a_warning(caplog):
+def test_broadcasting_dead_letters_a_message_past_the_limit():
+    """RocketMQ's orderly checkReconsumeTimes sends it back whatever the model: to the DLQ."""
     clock = Clock()
     calls = Calls(lambda m, c: SUSPEND if m[0].queue_offset == 0 else SUCCESS)
     service, partitions, sink, _ = _service(
         calls, clock, max_reconsume_times=0, message_model=MessageModel.BROADCASTING
     )
-    with caplog.at_level(logging.WARNING, "rmqcompat.consumer"):
-        _submit(service, partitions, A, [0, 1])
-        _drive(service, lambda: len(calls.calls) == 2, clock)
-    assert sink.records == [] and "drop it" in caplog.text
+    _submit(service, partitions, A, [0, 1])
+    _drive(service, lambda: len(calls.calls) == 2, clock)
+    assert [r.topic for r in sink.records] == [to_kafka_topic("%DLQ%g", "")]
     assert partitions.get(A).pq.commit_offset() == 2
     service.shutdown()
 
