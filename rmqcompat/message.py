@@ -73,6 +73,23 @@ def _validate_topic(topic: str) -> None:
     _valid_topics.add(topic)
 
 
+def check_user_property(name: object, value: object) -> None:
+    """Refuse a user property that cannot be sent: not str to str, an empty name, or a
+    name reserved for rmqcompat's own properties (the message's fields carry those).
+
+    Raises:
+        InvalidMessageError: naming the property.
+    """
+    if not isinstance(name, str) or not isinstance(value, str):
+        raise InvalidMessageError(
+            f"Message.properties must map str to str, not {name!r}: {type(value).__name__}"
+        )
+    if name in SYSTEM_PROPERTIES:
+        raise InvalidMessageError(f"property {name!r} is reserved; use the Message field instead")
+    if not name:
+        raise InvalidMessageError("property names must not be empty")
+
+
 def _check_type(name: str, value: object, expected: type | tuple[type, ...], wanted: str) -> None:
     # bool is an int to Python, never a flag, level or time to RocketMQ.
     if not isinstance(value, expected) or isinstance(value, bool):
@@ -154,16 +171,7 @@ class Message:
 
     @staticmethod
     def _check_user_property(name: object, value: object) -> None:
-        if not isinstance(name, str) or not isinstance(value, str):
-            raise InvalidMessageError(
-                f"Message.properties must map str to str, not {name!r}: {type(value).__name__}"
-            )
-        if name in SYSTEM_PROPERTIES:
-            raise InvalidMessageError(
-                f"property {name!r} is reserved; use the Message field instead"
-            )
-        if not name:
-            raise InvalidMessageError("property names must not be empty")
+        check_user_property(name, value)
 
     def put_user_property(self, name: str, value: str) -> None:
         self._check_user_property(name, value)

@@ -16,6 +16,7 @@ logical (RocketMQ)           physical (Kafka), before the namespace
 ``RMQ_SYS_REPLAY_LOG``       ``rmq.replay-log`` (the dead-letter replay ledger)
 ``RMQ_SYS_TRANS_HALF_TOPIC``  ``rmq.trans-half`` (transactional half messages)
 ``RMQ_SYS_TRANS_OP_HALF_TOPIC`` ``rmq.trans-op`` (their commit/rollback/check records)
+``TRANS_CHECK_MAX_TIME_TOPIC`` ``rmq.trans-check-max`` (halves undecided after check_max)
 any other name with ``%|``   ``rmq.x.<esc name>``
 ===========================  =========================================
 
@@ -44,6 +45,8 @@ REPLAY_LOG_TOPIC = "RMQ_SYS_REPLAY_LOG"
 #: RocketMQ's topics of transactional messages: half (prepared) messages and op records.
 TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
 TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+#: Where RocketMQ keeps a copy of a half message discarded after ``check_max`` checks.
+TRANS_CHECK_MAX_TIME_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
 
 RESERVED = "rmq"
 KAFKA_MAX_LENGTH = 249
@@ -66,6 +69,7 @@ _FIXED = {
     REPLAY_LOG_TOPIC: "replay-log",
     TRANS_HALF_TOPIC: "trans-half",
     TRANS_OP_HALF_TOPIC: "trans-op",
+    TRANS_CHECK_MAX_TIME_TOPIC: "trans-check-max",
 }
 _PREFIXED = {RETRY_PREFIX: "retry", DLQ_PREFIX: "dlq"}
 

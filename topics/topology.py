@@ -25,6 +25,7 @@ from rmqcompat.topics.naming import (
     QUARANTINE_TOPIC,
     REPLAY_LOG_TOPIC,
     TRACE_TOPIC,
+    TRANS_CHECK_MAX_TIME_TOPIC,
     TRANS_HALF_TOPIC,
     TRANS_OP_HALF_TOPIC,
     dlq_topic,
@@ -193,6 +194,7 @@ _SYSTEM_KINDS: dict[str, Kind] = {
     REPLAY_LOG_TOPIC: "ledger",
     TRANS_HALF_TOPIC: "transaction",
     TRANS_OP_HALF_TOPIC: "transaction",
+    TRANS_CHECK_MAX_TIME_TOPIC: "transaction",
 }
 
 
@@ -235,9 +237,10 @@ def _business_topic(topic: str) -> str:
     return topic
 
 
-def transaction_topics() -> tuple[str, str]:
-    """The logical half and op topics of transactional messages (one pair per namespace)."""
-    return TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC
+def transaction_topics() -> tuple[str, str, str]:
+    """The logical topics of transactional messages (one set per namespace): half, op, and
+    the copies of halves discarded after ``check_max`` checks."""
+    return TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC, TRANS_CHECK_MAX_TIME_TOPIC
 
 
 def with_partitions(spec: TopologySpec, partitions: Mapping[str, int]) -> TopologySpec:

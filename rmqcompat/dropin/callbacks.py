@@ -3,6 +3,10 @@
 A callback takes one :class:`ReceivedMessage` and returns a ``ConsumeStatus`` (or its
 integer value, as upstream's C binding takes it). Anything else, None included, and any
 exception count as RECONSUME_LATER and are logged; the consumer carries on.
+
+Each topic has its callback; a message of a topic with none (a retry of a topic the group
+no longer subscribes) goes to the callback registered last, the only one upstream's C
+client keeps.
 """
 
 from __future__ import annotations
@@ -25,6 +29,32 @@ from rmqcompat.message import MessageExt
 _log = logging.getLogger("rmqcompat.client")
 
 Callback = Callable[[ReceivedMessage], Any]
+
+#: rocketmq-client-cpp 2.x's orderly pause: 1 s after a failure while the message failed
+#: at most this many times before, 5 s after that.
+ORDERLY_SHORT_PAUSE_UNTIL = 15
+ORDERLY_SHORT_PAUSE_MS = 1000
+ORDERLY_LONG_PAUSE_MS = 5000
+
+
+class TopicCallbacks:
+    """The callback of each topic; a topic without one gets the last one registered."""
+
+    def __init__(self, callbacks: Mapping[str, Callback]) -> None:
+        if not callbacks:
+            raise ValueError("at least one callback")
+        self._callbacks = dict(callbacks)
+        self._last = list(self._callbacks.values())[-1]
+
+    def of(self, topic: str) -> Callback:
+        return self._callbacks.get(topic, self._last)
+
+
+def orderly_pause_ms(reconsume_times: int) -> int:
+    """The C client's pause before a failed orderly message is consumed again."""
+    if reconsume_times <= ORDERLY_SHORT_PAUSE_UNTIL:
+        return ORDERLY_SHORT_PAUSE_MS
+    return ORDERLY_LONG_PAUSE_MS
 
 
 def consumed(callback: Callback, msg: MessageExt) -> bool:
@@ -53,14 +83,14 @@ class ConcurrentCallbacks:
     batch; retrying fewer is only fewer duplicates).
     """
 
-    def __init__(self, callbacks: Mapping[str, Callback]) -> None:
-        self._callbacks = dict(callbacks)
+    def __init__(self, callbacks: TopicCallbacks) -> None:
+        self._callbacks = callbacks
 
     def consume_message(
         self, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
     ) -> ConsumeConcurrentlyStatus:
         for index, msg in enumerate(msgs):
-            if not consumed(self._callbacks[msg.topic], msg):
+            if not consumed(self._callbacks.of(msg.topic), msg):
                 if index == 0:
                     return ConsumeConcurrentlyStatus.RECONSUME_LATER
                 context.ack_index = index - 1
@@ -69,16 +99,19 @@ class ConcurrentCallbacks:
 
 
 class OrderlyCallbacks(MessageListenerOrderly):
-    """A native orderly listener: CONSUME_SUCCESS -> SUCCESS; anything else (or an
-    exception) suspends the partition a moment and retries the same message in place."""
+    """A native orderly listener, one message per call (the consumer is made with a batch
+    size of 1, as the C client takes them): CONSUME_SUCCESS -> SUCCESS; anything else (or
+    an exception) suspends the partition for :func:`orderly_pause_ms` and retries the same
+    message in place."""
 
-    def __init__(self, callbacks: Mapping[str, Callback]) -> None:
-        self._callbacks = dict(callbacks)
+    def __init__(self, callbacks: TopicCallbacks) -> None:
+        self._callbacks = callbacks
 
     def consume_message(
         self, msgs: list[MessageExt], context: ConsumeOrderlyContext
     ) -> ConsumeOrderlyStatus:
         for msg in msgs:
-            if not consumed(self._callbacks[msg.topic], msg):
+            if not consumed(self._callbacks.of(msg.topic), msg):
+                context.suspend_current_queue_time_millis = orderly_pause_ms(msg.reconsume_times)
                 return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
         return ConsumeOrderlyStatus.SUCCESS

@@ -5,7 +5,12 @@ from __future__ import annotations
 from rmqcompat.consumer import ConsumerSettings, DefaultMQPushConsumer
 from rmqcompat.consumer import MessageModel as NativeModel
 from rmqcompat.dropin.base import ClientBase
-from rmqcompat.dropin.callbacks import Callback, ConcurrentCallbacks, OrderlyCallbacks
+from rmqcompat.dropin.callbacks import (
+    Callback,
+    ConcurrentCallbacks,
+    OrderlyCallbacks,
+    TopicCallbacks,
+)
 from rmqcompat.dropin.enums import MessageModel
 from rmqcompat.dropin.message import Text, text
 from rmqcompat.errors import ConfigError, RmqCompatError
@@ -16,10 +21,13 @@ class PushConsumer(ClientBase):
     """``PushConsumer(group_id, orderly=False, message_model=MessageModel.CLUSTERING)``.
 
     ``subscribe(topic, callback, expression='*')`` gives each topic its own callback
-    (upstream's C client keeps only the last one registered). Failed messages are
-    retried on RocketMQ's delay ladder through ``%RETRY%<group>``, which needs a delay
-    forwarder running (``rmqcompat forwarder run``: on RocketMQ the broker does it).
-    ``orderly=True`` consumes each partition in order (``MessageListenerOrderly``).
+    (upstream's C client keeps only the last one registered, which also takes messages of
+    a topic without a callback, such as a retry of a topic no longer subscribed). Failed
+    messages are retried on RocketMQ's delay ladder through ``%RETRY%<group>``, which
+    needs a delay forwarder running (``rmqcompat forwarder run``: on RocketMQ the broker
+    does it). ``orderly=True`` consumes each partition in order, one message per call as
+    the C client does (``set_message_batch_max_size`` is for concurrent consumption),
+    and retries a failed message in place after 1 s (5 s once it failed 16 times).
     Settings apply at ``start()``.
     """
 
@@ -51,8 +59,9 @@ class PushConsumer(ClientBase):
         self._threads = thread_count
 
     def set_message_batch_max_size(self, max_size: int) -> None:
-        """Messages per listener call (``consume_message_batch_max_size``); upstream's
-        callback still gets them one at a time."""
+        """Messages per listener call (``consume_message_batch_max_size``) of concurrent
+        consumption; upstream's callback still gets them one at a time. Orderly
+        consumption takes one message per call whatever this says (as the C client)."""
         self._setting("set_message_batch_max_size")
         self._batch = max_size
 
@@ -73,6 +82,12 @@ class PushConsumer(ClientBase):
         self._started = True
 
     def _start_native(self) -> DefaultMQPushConsumer:
+        native = self._native_consumer()
+        native.start()
+        return native
+
+    def _native_consumer(self) -> DefaultMQPushConsumer:
+        """The native consumer these settings make, subscribed, not started (no I/O)."""
         options = self._options
         if not self._subscriptions:
             raise PushConsumerStartFailed("subscribe() to a topic before start()")
@@ -86,16 +101,19 @@ class PushConsumer(ClientBase):
             message_model=self._model,
             trace_enabled=options.trace,
             consume_thread_max=_or(self._threads, ConsumerSettings.consume_thread_max),
-            consume_message_batch_max_size=_or(
-                self._batch, ConsumerSettings.consume_message_batch_max_size
+            consume_message_batch_max_size=(
+                1
+                if self.orderly
+                else _or(self._batch, ConsumerSettings.consume_message_batch_max_size)
             ),
         )
-        callbacks = {topic: callback for topic, (_, callback) in self._subscriptions.items()}
+        callbacks = TopicCallbacks(
+            {topic: callback for topic, (_, callback) in self._subscriptions.items()}
+        )
         for topic, (expression, _) in self._subscriptions.items():
             native.subscribe(topic, expression)
         listener = OrderlyCallbacks(callbacks) if self.orderly else ConcurrentCallbacks(callbacks)
         native.register_message_listener(listener)
-        native.start()
         return native
 
     def shutdown(self) -> None:

@@ -55,7 +55,8 @@ class Message:
             if not value.isdigit():
                 raise InvalidMessageError(f"property DELAY must be a level number, not {value!r}")
             self.delay_time_level = int(value)
-        else:
+        else:  # refused here, not at the send: the property is the mistake
+            native.check_user_property(name, value)
             self.properties[name] = value
 
     def set_delay_time_level(self, delay_time_level: int) -> None:

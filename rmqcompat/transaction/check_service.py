@@ -25,7 +25,12 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPar
 from rmqcompat.clock import Clock
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
-from rmqcompat.topics.naming import TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC, to_kafka_topic
+from rmqcompat.topics.naming import (
+    TRANS_CHECK_MAX_TIME_TOPIC,
+    TRANS_HALF_TOPIC,
+    TRANS_OP_HALF_TOPIC,
+    to_kafka_topic,
+)
 from rmqcompat.transaction.ender import EndTransactionError, TransactionEnder
 from rmqcompat.transaction.pending import Due, PendingHalves
 from rmqcompat.transaction.records import Half, Op, OpKind, decision, read_half, read_op
@@ -146,11 +151,13 @@ class CheckService:
         try:
             if due.discard:
                 _log.warning(
-                    "half message %s still undecided after %d checks: rolled back",
+                    "half message %s still undecided after %d checks: rolled back, a copy "
+                    "kept in %s",
                     half.message.msg_id,
                     due.checks_done,
+                    TRANS_CHECK_MAX_TIME_TOPIC,
                 )
-                self._decide(half, OpKind.ROLLBACK)
+                self._decide(half, OpKind.ROLLBACK, discard=True)
                 return
             self._decide(half, OpKind.CHECK, due.checks_done + 1)
             kind = decision(self._checker(half.message))
@@ -159,8 +166,10 @@ class CheckService:
         except EndTransactionError as exc:
             _log.warning("check of %s not recorded, retried later: %s", half.message.msg_id, exc)
 
-    def _decide(self, half: Half, kind: OpKind, check_times: int = 0) -> None:
-        self._ender.end(half, kind, check_times)
+    def _decide(
+        self, half: Half, kind: OpKind, check_times: int = 0, discard: bool = False
+    ) -> None:
+        self._ender.end(half, kind, check_times, discard)
         op = Op(kind, half.group, half.offset, check_times)
         self._pending.apply_op(half.partition, op, self._clock_ms())
 

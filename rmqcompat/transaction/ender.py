@@ -20,7 +20,13 @@ from typing import Any
 from confluent_kafka import KafkaException, Producer
 
 from rmqcompat.errors import RmqCompatError
-from rmqcompat.transaction.records import Half, OpKind, committed_record, op_record
+from rmqcompat.transaction.records import (
+    Half,
+    OpKind,
+    committed_record,
+    discarded_copy,
+    op_record,
+)
 from rmqcompat.wire import OutgoingRecord
 
 _log = logging.getLogger("rmqcompat.transaction")
@@ -62,8 +68,10 @@ class TransactionEnder:
         producer.init_transactions(self._timeout_s)
         return producer
 
-    def end(self, half: Half, kind: OpKind, check_times: int = 0) -> None:
-        """Write ``kind`` for ``half`` (with the committed message for COMMIT).
+    def end(self, half: Half, kind: OpKind, check_times: int = 0, discard: bool = False) -> None:
+        """Write ``kind`` for ``half``, all or nothing: with the committed message for
+        COMMIT; with its copy in ``TRANS_CHECK_MAX_TIME_TOPIC`` for a ROLLBACK with
+        ``discard`` (the half used up its ``check_max`` checks).
 
         Raises:
             EndTransactionError: the transaction failed or was aborted.
@@ -71,6 +79,8 @@ class TransactionEnder:
         records = [op_record(half, kind, self._namespace, check_times)]
         if kind is OpKind.COMMIT:
             records.insert(0, committed_record(half, self._namespace))
+        elif discard:
+            records.insert(0, discarded_copy(half, self._namespace))
         with self._lock:
             try:
                 self._in_transaction(records)

@@ -26,6 +26,12 @@ class HalfSender:
     def start(self) -> None:
         self._producer = Producer(self._settings)
 
+    @property
+    def producer(self) -> Producer:
+        """The client (started): metadata questions about a real topic go through it."""
+        assert self._producer is not None, "start() first"
+        return self._producer
+
     def send(self, record: OutgoingRecord, msg: Message) -> tuple[int, int, int]:
         """Store ``record`` (the half of ``msg``); return its partition, offset, timestamp.
 

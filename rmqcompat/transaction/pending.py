@@ -7,6 +7,7 @@ independently), so final ops and check counts are remembered until the half show
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rmqcompat.transaction.records import CHECK_IMMUNITY_TIME_IN_SECONDS, Half, Op
@@ -29,14 +30,18 @@ class Due:
 
 
 def first_check_ms(half: Half, settings: CheckSettings) -> int:
-    """Born time plus the immunity: the settings' or, if longer, the message's own
-    ``CHECK_IMMUNITY_TIME_IN_SECONDS`` (RocketMQ never checks sooner than its
-    ``transactionTimeOut``)."""
-    immunity = settings.immunity_ms
+    """Born time plus the immunity: the message's own ``CHECK_IMMUNITY_TIME_IN_SECONDS``
+    when it carries a number of seconds, shorter or longer than the settings' (RocketMQ's
+    ``getImmunityTime`` replaces ``transactionTimeOut`` with it); else, and for -1 or a
+    value that is not a whole number, the settings' ``check_immunity_time_s``."""
     own = half.message.properties.get(CHECK_IMMUNITY_TIME_IN_SECONDS, "")
-    if own.isdigit():
-        immunity = max(immunity, int(own) * 1000)
+    immunity = settings.immunity_ms
+    if _JAVA_LONG.fullmatch(own) and int(own) != -1:  # Long.parseLong's syntax; -1: default
+        immunity = int(own) * 1000
     return half.message.born_timestamp + immunity
+
+
+_JAVA_LONG = re.compile(r"[-+]?[0-9]{1,18}")
 
 
 class PendingHalves:

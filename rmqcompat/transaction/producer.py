@@ -27,7 +27,8 @@ from rmqcompat.transaction.check_service import CheckService
 from rmqcompat.transaction.ender import EndTransactionError, TransactionEnder
 from rmqcompat.transaction.half_sender import HalfSender
 from rmqcompat.transaction.pending import PendingHalves
-from rmqcompat.transaction.records import decision, half_record, sent_half
+from rmqcompat.transaction.real_topic import RealTopicCheck
+from rmqcompat.transaction.records import committed_record, decision, half_record, sent_half
 from rmqcompat.transaction.state import CheckSettings, LocalTransactionState, TransactionListener
 
 _log = logging.getLogger("rmqcompat.transaction")
@@ -98,6 +99,7 @@ class TransactionMQProducer(Lifecycle):
         self._sender = HalfSender(
             kafka.half_producer(self.client, send_msg_timeout), send_msg_timeout / 1000
         )
+        self._real_topics = RealTopicCheck(self.client, send_msg_timeout / 1000)
         self._ender = TransactionEnder(
             kafka.ender(self.client, tid, send_msg_timeout),
             namespace,
@@ -152,16 +154,25 @@ class TransactionMQProducer(Lifecycle):
 
         A decision that could not be written is logged and left to the check service.
 
+        A message its real topic could not take (the topic does not exist, or the record
+        is over its ``max.message.bytes``) is refused before the half is stored, as
+        RocketMQ refuses it: a COMMIT could never deliver it.
+
         Raises:
-            ClientStateError: not running. MessageTooLargeError: before any I/O.
+            ClientStateError: not running. MessageTooLargeError: over
+                ``max_message_size`` (before any I/O) or over the real topic's limit.
             RetriableSendError / FatalSendError: the half message was not stored (the
-                local transaction did not run).
+                local transaction did not run); ``UNKNOWN_TOPIC_OR_PART`` for a real
+                topic that does not exist.
         """
         if self._state != "running":
             raise ClientStateError(f"transaction producer {self.group} is {self._state}")
         msg.check_size(self.client.max_message_size)
         msg_id = new_message_id()
-        record = half_record(msg, self.group, self.client.namespace, msg_id, self._clock_ms())
+        namespace = self.client.namespace
+        record = half_record(msg, self.group, namespace, msg_id, self._clock_ms())
+        committed = committed_record(sent_half(record, 0, 0, 0), namespace)
+        self._real_topics.check(self._sender.producer, msg, committed)
         partition, offset, stored_ms = self._sender.send(record, msg)
         half = sent_half(record, partition, offset, stored_ms)
         state = self._execute(half.message, arg)

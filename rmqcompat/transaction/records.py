@@ -11,6 +11,9 @@
 - The *committed* record is the half's body, key and properties on ``REAL_TOPIC``, minus
   ``REAL_TOPIC``/``REAL_QID`` and the check count (as RocketMQ's ``EndTransactionProcessor``
   keeps ``TRAN_MSG``, ``PGROUP`` and the message id).
+- A half still undecided after ``check_max`` checks is rolled back and a *copy* of it, as
+  stored, goes to ``TRANS_CHECK_MAX_TIME_TOPIC`` (RocketMQ's ``resolveDiscardMsg``), where
+  an operator can still find it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,12 @@ from rmqcompat import properties as props
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.producer.records import message_properties
-from rmqcompat.topics.naming import TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC, to_kafka_topic
+from rmqcompat.topics.naming import (
+    TRANS_CHECK_MAX_TIME_TOPIC,
+    TRANS_HALF_TOPIC,
+    TRANS_OP_HALF_TOPIC,
+    to_kafka_topic,
+)
 from rmqcompat.transaction.state import LocalTransactionState
 from rmqcompat.wire import KafkaRecord, OutgoingRecord, TopicDecoder, decode_properties
 
@@ -130,6 +138,14 @@ def committed_record(half: Half, namespace: str) -> OutgoingRecord:
     kept = {k: v for k, v in message.properties.items() if k not in _NOT_COPIED}
     topic = to_kafka_topic(message.topic, namespace)
     return OutgoingRecord(topic, message.body, message.key, props.to_headers(kept))
+
+
+def discarded_copy(half: Half, namespace: str) -> OutgoingRecord:
+    """The copy of ``half`` kept in ``TRANS_CHECK_MAX_TIME_TOPIC`` when it is discarded:
+    its body, key and every property (``REAL_TOPIC`` and the check count included)."""
+    message = half.message
+    topic = to_kafka_topic(TRANS_CHECK_MAX_TIME_TOPIC, namespace)
+    return OutgoingRecord(topic, message.body, message.key, props.to_headers(message.properties))
 
 
 def op_record(half: Half, kind: OpKind, namespace: str, check_times: int = 0) -> OutgoingRecord:

@@ -24,12 +24,17 @@ from transaction_helpers import (
     wait_for,
 )
 
+from rmqcompat.clock import epoch_ms
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
 from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
+from rmqcompat.errors import FatalSendError, MessageTooLargeError
 from rmqcompat.message import Message
+from rmqcompat.message_id import new_message_id
 from rmqcompat.producer.send_result import SendStatus
-from rmqcompat.topics.naming import TRANS_HALF_TOPIC
+from rmqcompat.topics.naming import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC
 from rmqcompat.transaction import CheckSettings, TransactionMQProducer
+from rmqcompat.transaction.real_topic import batch_bytes
+from rmqcompat.transaction.records import committed_record, half_record, sent_half
 from rmqcompat.transaction.settings import TRANSACTION_CALL_TIMEOUT_S
 
 #: long enough for several checks at FAST_CHECKS (first after 1 s, then every 1 s)
@@ -149,6 +154,9 @@ def test_checker_rollback_and_check_max(
     assert wait_for(lambda: len(undecided.checked) >= 3)
     time.sleep(SETTLE_S)
     assert undecided.checked == [first.msg_id] * 3
+    # RocketMQ's resolveDiscardMsg: the discarded half is kept where an operator finds it
+    copies = read_ids(kafka_bootstrap, TRANS_CHECK_MAX_TIME_TOPIC, namespace, 1.0)
+    assert copies.count(first.msg_id) == 1
 
     refused = Listener(UNKNOW, [ROLLBACK])
     second = tx(refused, group="other-group").send_message_in_transaction(Message(topic, b"no"))
@@ -230,3 +238,51 @@ def test_the_check_count_survives_a_restart(
     time.sleep(SETTLE_S)
     assert second_listener.checked == [result.msg_id]
     assert read_ids(kafka_bootstrap, topic, namespace, 1.0, committed=False) == []
+
+
+def test_a_message_for_a_missing_topic_is_refused_before_the_local_transaction(
+    tx: Any, unique_name: Any, kafka_bootstrap: str, namespace: str
+) -> None:
+    """Stored, its every COMMIT would fail and check_max would roll it back although the
+    listener said COMMIT: RocketMQ refuses it before the local transaction, so do we."""
+    listener = Listener(COMMIT)
+    producer = tx(listener)
+    with pytest.raises(FatalSendError) as refused:
+        producer.send_message_in_transaction(Message(unique_name("absent"), b"x"))
+    assert refused.value.code == "UNKNOWN_TOPIC_OR_PART"
+    assert listener.executed == []
+    assert read_ids(kafka_bootstrap, TRANS_HALF_TOPIC, namespace, 1.0, committed=False) == []
+
+
+def test_a_message_over_its_real_topic_limit_is_refused_before_the_local_transaction(
+    tx: Any, unique_name: Any, kafka_bootstrap: str, namespace: str
+) -> None:
+    """The real topic's max.message.bytes, not only the client's max_message_size: the
+    record that just fits is sent and committed, one byte more is refused unsent."""
+    small = unique_name("small")
+    create_topic(kafka_bootstrap, small, namespace, configs={"max.message.bytes": "2000"})
+    listener = Listener(COMMIT)
+    producer = tx(listener)
+    fits = _largest_body_within(small, producer.group, namespace, 2000)
+    sent = producer.send_message_in_transaction(Message(small, fits))
+    with pytest.raises(MessageTooLargeError, match=r"max\.message\.bytes is 2000"):
+        producer.send_message_in_transaction(Message(small, fits + b"x"))
+    assert [msg_id for msg_id, _ in listener.executed] == [sent.msg_id]
+    assert read_ids(kafka_bootstrap, small, namespace, 1.0) == [sent.msg_id]
+
+
+def _largest_body_within(topic: str, group: str, namespace: str, limit: int) -> bytes:
+    """The longest body whose committed record (headers as a transaction writes them, with
+    a message id and born time of the usual length) is at most ``limit`` bytes in its
+    batch."""
+
+    def size(length: int) -> int:
+        msg = Message(topic, b"x" * length)
+        record = half_record(msg, group, namespace, new_message_id(), epoch_ms())
+        return batch_bytes(committed_record(sent_half(record, 0, 0, 0), namespace))
+
+    low, high = 0, limit  # size(low) <= limit < size(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if size(middle) <= limit else (low, middle)
+    return b"x" * low

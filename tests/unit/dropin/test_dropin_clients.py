@@ -23,7 +23,7 @@ from rmqcompat.consumer.listener import (
     ConsumeOrderlyStatus,
     MessageListenerOrderly,
 )
-from rmqcompat.dropin.callbacks import ConcurrentCallbacks, OrderlyCallbacks
+from rmqcompat.dropin.callbacks import ConcurrentCallbacks, OrderlyCallbacks, TopicCallbacks
 from rmqcompat.dropin.options import ClientOptions, bootstrap_servers
 from rmqcompat.dropin.transaction import as_state
 from rmqcompat.errors import ConfigError, InvalidNameError
@@ -151,7 +151,9 @@ def test_each_topic_has_its_own_callback() -> None:
         "A": lambda m: seen.append(("A", m.body)) or ConsumeStatus.CONSUME_SUCCESS,
         "B": lambda m: seen.append(("B", m.body)) or ConsumeStatus.CONSUME_SUCCESS,
     }
-    status = ConcurrentCallbacks(callbacks).consume_message(_msgs("A", "B"), _context())
+    status = ConcurrentCallbacks(TopicCallbacks(callbacks)).consume_message(
+        _msgs("A", "B"), _context()
+    )
     assert status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
     assert seen == [("A", b"b0"), ("B", b"b1")]
 
@@ -173,7 +175,9 @@ def test_anything_but_success_is_reconsume_later_and_logged(
 
     context = _context()
     with caplog.at_level(logging.WARNING, "rmqcompat.client"):
-        status = ConcurrentCallbacks({"A": callback}).consume_message(_msgs("A", "A", "A"), context)
+        status = ConcurrentCallbacks(TopicCallbacks({"A": callback})).consume_message(
+            _msgs("A", "A", "A"), context
+        )
     assert status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
     assert context.ack_index == 0  # the first succeeded; the failed one and the rest retry
     if failure is not ConsumeStatus.RECONSUME_LATER:
@@ -182,12 +186,14 @@ def test_anything_but_success_is_reconsume_later_and_logged(
 
 def test_a_failed_first_message_fails_the_batch() -> None:
     callbacks = {"A": lambda m: None}
-    status = ConcurrentCallbacks(callbacks).consume_message(_msgs("A", "A"), _context())
+    status = ConcurrentCallbacks(TopicCallbacks(callbacks)).consume_message(
+        _msgs("A", "A"), _context()
+    )
     assert status is ConsumeConcurrentlyStatus.RECONSUME_LATER
 
 
 def test_orderly_callbacks_success_or_suspend() -> None:
-    listener = OrderlyCallbacks({"A": lambda m: ConsumeStatus.CONSUME_SUCCESS})
+    listener = OrderlyCallbacks(TopicCallbacks({"A": lambda m: ConsumeStatus.CONSUME_SUCCESS}))
     assert isinstance(listener, MessageListenerOrderly)
     context = ConsumeOrderlyContext(MessageQueue("A", 0))
     assert listener.consume_message(_msgs("A", "A"), context) is ConsumeOrderlyStatus.SUCCESS
@@ -198,8 +204,42 @@ def test_orderly_callbacks_success_or_suspend() -> None:
                 raise answer
             return answer
 
-        suspended = OrderlyCallbacks({"A": callback}).consume_message(_msgs("A"), context)
+        suspended = OrderlyCallbacks(TopicCallbacks({"A": callback})).consume_message(
+            _msgs("A"), context
+        )
         assert suspended is ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
+
+
+def test_a_topic_without_callback_goes_to_the_last_one_registered() -> None:
+    """A retry of a topic the group no longer subscribes: upstream's C client keeps one
+    callback, the last registered, for every message."""
+    seen: list[str] = []
+    callbacks = TopicCallbacks(
+        {
+            "A": lambda m: seen.append("A") or ConsumeStatus.CONSUME_SUCCESS,
+            "B": lambda m: seen.append("B") or ConsumeStatus.CONSUME_SUCCESS,
+        }
+    )
+    status = ConcurrentCallbacks(callbacks).consume_message(_msgs("GONE", "A"), _context())
+    assert status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+    assert seen == ["B", "A"]
+    context = ConsumeOrderlyContext(MessageQueue("GONE", 0))
+    orderly = OrderlyCallbacks(callbacks).consume_message(_msgs("GONE"), context)
+    assert orderly is ConsumeOrderlyStatus.SUCCESS
+
+
+@pytest.mark.parametrize(
+    ("reconsume_times", "pause_ms"), [(0, 1000), (15, 1000), (16, 5000), (40, 5000)]
+)
+def test_a_failed_orderly_message_waits_as_the_c_client_has_it(
+    reconsume_times: int, pause_ms: int
+) -> None:
+    msgs = _msgs("A")
+    msgs[0].reconsume_times = reconsume_times
+    context = ConsumeOrderlyContext(MessageQueue("A", 0))
+    status = OrderlyCallbacks(TopicCallbacks({"A": lambda m: None})).consume_message(msgs, context)
+    assert status is ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
+    assert context.suspend_current_queue_time_millis == pause_ms
 
 
 def test_transaction_status_maps_to_the_native_state() -> None:
@@ -209,3 +249,17 @@ def test_transaction_status_maps_to_the_native_state() -> None:
     assert as_state(1) is LocalTransactionState.ROLLBACK_MESSAGE
     for foreign in (None, False, "COMMIT", 9):  # passed on: the native producer logs UNKNOW
         assert as_state(foreign) is foreign
+
+
+@pytest.mark.parametrize(("orderly", "batch"), [(True, 1), (False, 8)])
+def test_orderly_consumption_takes_one_message_per_call_whatever_the_batch_size(
+    orderly: bool, batch: int
+) -> None:
+    """With several per call, a failure would bring back the ones already consumed (an
+    orderly batch is retried whole); the C client takes them one at a time."""
+    consumer = PushConsumer("G", orderly)
+    consumer.set_name_server_address("127.0.0.1:1")
+    consumer.set_message_batch_max_size(8)
+    consumer.subscribe("T", lambda m: ConsumeStatus.CONSUME_SUCCESS)
+    native = consumer._native_consumer()  # built, not started: no I/O
+    assert native.settings.consume_message_batch_max_size == batch

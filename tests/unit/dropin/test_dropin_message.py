@@ -65,10 +65,16 @@ def test_wrong_types_fail_at_the_setter() -> None:
 def test_illegal_names_fail_when_converted_for_sending() -> None:
     with pytest.raises(InvalidNameError):
         Message("bad topic").to_native()
+
+
+@pytest.mark.parametrize("name", ["UNIQ_KEY", "REAL_TOPIC", "RECONSUME_TIME", "TRAN_MSG"])
+def test_a_reserved_property_name_is_refused_at_set_property(name: str) -> None:
+    """Not accepted here only to fail the send later: the call that made the mistake says so."""
     msg = Message("T")
-    msg.set_property("UNIQ_KEY", "forged")
-    with pytest.raises(InvalidMessageError, match="reserved"):
-        msg.to_native()
+    with pytest.raises(InvalidMessageError, match=f"{name}.*reserved"):
+        msg.set_property(name, "forged")
+    assert name not in msg.properties
+    msg.to_native()  # the message stays sendable
 
 
 def _received(**kw: object) -> ReceivedMessage:

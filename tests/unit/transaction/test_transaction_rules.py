@@ -145,12 +145,19 @@ def test_first_check_after_the_immunity_then_every_interval_then_discard() -> No
     assert pending.due(0, BORN + 10**9) == [] and pending.pending(0) == 0
 
 
-def test_a_message_may_lengthen_but_not_shorten_its_immunity() -> None:
+def test_a_message_own_immunity_replaces_the_settings_shorter_or_longer() -> None:
+    """RocketMQ's getImmunityTime: the property's seconds replace transactionTimeOut; -1
+    or a value Long.parseLong refuses leaves the default (6 s here)."""
     pending = PendingHalves("PG", S)
     pending.add_half(_half(offset=1, **{CHECK_IMMUNITY_TIME_IN_SECONDS: "20"}))
     pending.add_half(_half(offset=2, **{CHECK_IMMUNITY_TIME_IN_SECONDS: "1"}))
-    assert [d.half.offset for d in pending.due(0, BORN + 6_000)] == [2]
-    assert [d.half.offset for d in pending.due(0, BORN + 20_000)] == [1, 2]
+    pending.add_half(_half(offset=3, **{CHECK_IMMUNITY_TIME_IN_SECONDS: "-1"}))
+    pending.add_half(_half(offset=4, **{CHECK_IMMUNITY_TIME_IN_SECONDS: "soon"}))
+    pending.add_half(_half(offset=5))
+    assert [d.half.offset for d in pending.due(0, BORN + 999)] == []
+    assert [d.half.offset for d in pending.due(0, BORN + 1_000)] == [2]
+    assert [d.half.offset for d in pending.due(0, BORN + 6_000)] == [2, 3, 4, 5]
+    assert [d.half.offset for d in pending.due(0, BORN + 20_000)] == [1, 2, 3, 4, 5]
 
 
 def test_ops_read_before_their_half_still_count() -> None:
