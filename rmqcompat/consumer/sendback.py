@@ -224,7 +224,7 @@ class SendBack:
         self._sink.produce(record, done)
 
     def _record(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> OutgoingRecord:
-        properties = sendback_properties(msg, self._policy, msg.topic, reconsume_times)
+        properties = sendback_properties(msg, msg.topic, reconsume_times)
         if dest.kind is DestinationKind.DLQ:
             return OutgoingRecord(
                 to_kafka_topic(dest.real_topic, self._namespace),

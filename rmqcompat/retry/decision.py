@@ -141,7 +141,6 @@ def retry_level(levels: DelayLevels, reconsume_times: int) -> int:
 
 def sendback_properties(
     message: MessageExt,
-    policy: RetryPolicy,
     original_topic: str,
     reconsume_times: int | None = None,
 ) -> dict[str, str]:
@@ -161,7 +160,9 @@ def sendback_properties(
     out.setdefault(props.BORN_TIMESTAMP, props.encode_int(message.born_timestamp))
     stored = message.reconsume_times if reconsume_times is None else reconsume_times
     out[props.RECONSUME_TIME] = props.encode_int(props.clamp_reconsume_times(stored) + 1)
-    out[props.MAX_RECONSUME_TIMES] = props.encode_int(policy.max_reconsume_times)
+    # RocketMQ passes the limit in the send-back's request header, never as a property of
+    # the stored message; one an earlier rmqcompat wrote is not carried on
+    out.pop(props.MAX_RECONSUME_TIMES, None)
     for transient in props.TRANSIENT:
         out.pop(transient, None)
     return out
