@@ -1,0 +1,302 @@
+"""Runs a scenario on rmqcompat over the session's Kafka broker through rmqcompat's public
+4.x API (DefaultMQProducer / TransactionMQProducer, DefaultMQPushConsumer with a concurrent
+or orderly listener, DelayForwarder, the DLQ reader), recording the same raw observations
+as ``Driver.java`` prints for RocketMQ."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from consumer_helpers import create_topic
+from reference_broker import CONFORMANCE_DELAY_LEVELS, TRANSACTION_CHECK_MAX
+from scenario import CONSUMER_READY_MS, TIMEOUT_MS, Reply, Scenario
+
+from rmqcompat import (
+    ClientConfig,
+    ConsumeConcurrentlyStatus,
+    ConsumeFromWhere,
+    ConsumeOrderlyStatus,
+    DefaultMQProducer,
+    DefaultMQPushConsumer,
+    DelayForwarder,
+    LocalTransactionState,
+    Message,
+    MessageListenerOrderly,
+    MessageModel,
+    TransactionMQProducer,
+)
+from rmqcompat.dlq import read_dead_letters
+from rmqcompat.dlq.errors import UnknownGroupError
+from rmqcompat.transaction import CheckSettings
+
+#: The RocketMQ broker's transaction settings (reference_broker.py), in rmqcompat's terms.
+CHECKS = CheckSettings(
+    check_immunity_time_s=1.0, check_interval_s=1.0, check_max=TRANSACTION_CHECK_MAX
+)
+_TRANSACTION_STATES = {
+    "commit": LocalTransactionState.COMMIT_MESSAGE,
+    "rollback": LocalTransactionState.ROLLBACK_MESSAGE,
+    "unknown": LocalTransactionState.UNKNOW,
+}
+
+
+@dataclass(frozen=True)
+class KafkaSide:
+    """Where rmqcompat runs: the broker, the test's client overrides and namespace."""
+
+    bootstrap: str
+    overrides: dict[str, Any]
+    namespace: str
+
+
+class Observer:
+    """Records deliveries, dead letters and transaction calls as the driver does, and
+    answers each batch from the scenario."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.raw: dict[str, Any] = {
+            "sent": {},
+            "deliveries": [],
+            "dlq": [],
+            "checks": [],
+            "locals": [],
+        }
+        self._attempts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.last_event = time.monotonic()
+
+    def deliver(self, msgs: list[Any]) -> Reply:
+        now = _now_ms()
+        with self._lock:
+            batch = len(self.raw["deliveries"])
+            reply: Reply | None = None
+            for pos, msg in enumerate(msgs):
+                attempt = self._attempts.get(msg.keys, 0)
+                self._attempts[msg.keys] = attempt + 1
+                reply = reply or self.scenario.reply(msg.keys, attempt)
+                seen = observe(msg) | {"ms": now, "attempt": attempt, "batch": batch, "pos": pos}
+                seen["reply"] = {k: v for k, v in reply.__dict__.items() if v is not None}
+                self.raw["deliveries"].append(seen)
+            self.last_event = time.monotonic()
+        assert reply is not None
+        return reply
+
+    def event(self, kind: str, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self.raw[kind].append(entry)
+            self.last_event = time.monotonic()
+
+    def sent(self, key: str, msg_id: str, sent_ms: int) -> None:
+        with self._lock:
+            self.raw["sent"][key] = {"ms": sent_ms, "msg_id": msg_id}
+            self.last_event = time.monotonic()
+
+    def await_quiet(self) -> None:
+        deadline = time.monotonic() + TIMEOUT_MS / 1000
+        quiet_s = self.scenario.quiet_ms / 1000
+        while time.monotonic() - self.last_event < quiet_s and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def observe(msg: Any) -> dict[str, Any]:
+    return {
+        "key": msg.keys,
+        "topic": msg.topic,
+        "reconsume_times": msg.reconsume_times,
+        "msg_id": msg.msg_id,
+        "body": msg.body.decode("utf-8"),
+        "properties": dict(msg.properties),
+    }
+
+
+def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str, Any]:
+    """Run ``scenario`` on rmqcompat; the raw observations."""
+    observer = Observer(scenario)
+    create_topic(side.bootstrap, topic, side.namespace, partitions=scenario.queues)
+    with ExitStack() as stack:
+        stack.enter_context(_forwarder(side))
+        consumer = _consumer(scenario, side, topic, group, observer, stack)
+        if scenario.consumer_first:
+            consumer.start()
+            time.sleep(CONSUMER_READY_MS / 1000)
+        with _producer(scenario, side, group, observer) as send:
+            for item in scenario.messages:
+                before = _now_ms()
+                msg = Message(
+                    topic,
+                    item.body.encode(),
+                    tags=item.tags,
+                    keys=item.key,
+                    properties=dict(item.properties),
+                    delay_time_level=item.delay_level,
+                    deliver_time_ms=before + item.deliver_after_ms
+                    if item.deliver_after_ms
+                    else None,
+                )
+                observer.sent(item.key, send(msg), before)
+            if not scenario.consumer_first:
+                consumer.start()
+            observer.await_quiet()
+            consumer.shutdown()
+    _read_dead_letters(side, group, observer)
+    return observer.raw
+
+
+def _consumer(
+    scenario: Scenario,
+    side: KafkaSide,
+    topic: str,
+    group: str,
+    observer: Observer,
+    stack: ExitStack,
+) -> DefaultMQPushConsumer:
+    consumer = DefaultMQPushConsumer(
+        group,
+        bootstrap_servers=side.bootstrap,
+        namespace=side.namespace,
+        kafka_config=side.overrides,
+        message_delay_level=CONFORMANCE_DELAY_LEVELS,
+        consume_from_where=ConsumeFromWhere[f"CONSUME_FROM_{scenario.consume_from}_OFFSET"],
+        consume_message_batch_max_size=scenario.batch_size,
+        max_reconsume_times=scenario.max_reconsume_times,
+        message_model=MessageModel[scenario.model],
+        offset_store_dir=stack.enter_context(tempfile.TemporaryDirectory()),
+        persist_consumer_offset_interval=0.2,
+    )
+    consumer.subscribe(topic, scenario.subscription)
+    consumer.register_message_listener(
+        _Orderly(observer) if scenario.orderly else _concurrent(observer)
+    )
+    return consumer
+
+
+def _concurrent(observer: Observer) -> Any:
+    def consume(msgs: list[Any], context: Any) -> ConsumeConcurrentlyStatus | None:
+        reply = observer.deliver(msgs)
+        if reply.delay_level is not None:
+            context.delay_level_when_next_consume = reply.delay_level
+        if reply.kind == "success":
+            if reply.ack_index is not None:
+                context.ack_index = reply.ack_index
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        return _fail(reply, ConsumeConcurrentlyStatus.RECONSUME_LATER)
+
+    return consume
+
+
+class _Orderly(MessageListenerOrderly):
+    def __init__(self, observer: Observer) -> None:
+        self._observer = observer
+
+    def consume_message(self, msgs: list[Any], context: Any) -> ConsumeOrderlyStatus | None:
+        reply = self._observer.deliver(msgs)
+        if reply.suspend_ms is not None:
+            context.suspend_current_queue_time_millis = reply.suspend_ms
+        if reply.kind == "success":
+            return ConsumeOrderlyStatus.SUCCESS
+        return _fail(reply, ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT)
+
+
+def _fail(reply: Reply, status: Any) -> Any:
+    if reply.kind == "exception":
+        raise RuntimeError("scenario: listener throws")
+    return None if reply.kind == "null" else status
+
+
+@contextmanager
+def _forwarder(side: KafkaSide) -> Iterator[None]:
+    forwarder = DelayForwarder(
+        side.bootstrap,
+        namespace=side.namespace,
+        message_delay_level=CONFORMANCE_DELAY_LEVELS,
+        kafka_config=side.overrides,
+    )
+    forwarder.start()
+    try:
+        yield
+    finally:
+        forwarder.shutdown()
+
+
+@contextmanager
+def _producer(scenario: Scenario, side: KafkaSide, group: str, observer: Observer) -> Iterator[Any]:
+    """A started producer as a ``send(msg) -> msg_id`` function."""
+    if scenario.transaction is None:
+        producer: Any = DefaultMQProducer(
+            "producer-" + group,
+            side.bootstrap,
+            namespace=side.namespace,
+            message_delay_level=CONFORMANCE_DELAY_LEVELS,
+            kafka_config=side.overrides,
+        )
+        send = lambda msg: producer.send(msg).msg_id  # noqa: E731
+    else:
+        producer = TransactionMQProducer(
+            "producer-" + group,
+            side.bootstrap,
+            transaction_listener=_TransactionListener(scenario, observer),
+            namespace=side.namespace,
+            kafka_config=side.overrides,
+            check=CHECKS,
+        )
+        send = lambda msg: producer.send_message_in_transaction(msg).msg_id  # noqa: E731
+    producer.start()
+    try:
+        yield send
+    finally:
+        producer.shutdown()
+
+
+class _TransactionListener:
+    def __init__(self, scenario: Scenario, observer: Observer) -> None:
+        self._transactions = scenario.transaction or {}
+        self._observer = observer
+        self._checks: dict[str, int] = {}
+
+    def execute_local_transaction(self, msg: Message, arg: Any) -> LocalTransactionState:
+        key = str(msg.keys)
+        self._observer.event("locals", {"key": key, "ms": _now_ms()})
+        return self._answer(self._transactions[key].local)
+
+    def check_local_transaction(self, msg: Any) -> LocalTransactionState:
+        key = msg.keys
+        self._observer.event("checks", {"key": key, "ms": _now_ms()})
+        answers = self._transactions[key].checks
+        n = self._checks[key] = self._checks.get(key, 0) + 1
+        return self._answer(answers[min(n, len(answers)) - 1] if answers else "unknown")
+
+    @staticmethod
+    def _answer(answer: str) -> LocalTransactionState:
+        if answer == "exception":
+            raise RuntimeError("scenario: local transaction throws")
+        return _TRANSACTION_STATES[answer]
+
+
+def _read_dead_letters(side: KafkaSide, group: str, observer: Observer) -> None:
+    config = ClientConfig(side.bootstrap, side.namespace, kafka_config=side.overrides)
+    try:
+        for letter in read_dead_letters(config, group):
+            observer.event(
+                "dlq",
+                {
+                    "key": letter.keys[0] if letter.keys else None,
+                    "topic": letter.dlq_topic,
+                    "reconsume_times": letter.reconsume_times,
+                    "msg_id": letter.msg_id,
+                    "body": letter.body.decode("utf-8"),
+                    "properties": letter.properties,
+                },
+            )
+    except UnknownGroupError:
+        pass  # no dead letter at all: the DLQ topic was never created
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
