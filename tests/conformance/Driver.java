@@ -41,6 +41,8 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 
 public final class Driver {
     private static final int READ_WRITE = 6;
+    /** Where RocketMQ keeps a copy of a half message discarded at the check maximum. */
+    private static final String CHECK_MAX_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC";
     private final String namesrv;
     private final JSONObject scenario;
     private final String topic;
@@ -52,6 +54,8 @@ public final class Driver {
     private final JSONArray deadLetters = new JSONArray();
     private final JSONArray checkCalls = new JSONArray();
     private final JSONArray localCalls = new JSONArray();
+    private final JSONArray sendErrors = new JSONArray();
+    private final JSONArray checkMaxCopies = new JSONArray();
     private final JSONObject sent = new JSONObject();
     private volatile long lastEventMs = System.currentTimeMillis();
 
@@ -78,16 +82,18 @@ public final class Driver {
     private JSONObject run() throws Exception {
         createTopics();
         DefaultMQPushConsumer consumer = consumer();
-        DefaultMQPushConsumer dlqReader = deadLetterReader();
+        DefaultMQPushConsumer dlqReader = reader("%DLQ%" + group, deadLetters);
+        boolean transactional = scenario.getJSONObject("transaction") != null;
+        DefaultMQPushConsumer checkMaxReader = transactional ? reader(CHECK_MAX_TOPIC, checkMaxCopies) : null;
         boolean consumerFirst = scenario.getBooleanValue("consumer_first");
         if (consumerFirst) {
             consumer.start();
             Thread.sleep(scenario.getLongValue("consumer_ready_ms"));
         }
         // a transactional producer stays up to answer the broker's checks
-        TransactionMQProducer transactional = null;
-        if (scenario.getJSONObject("transaction") != null) {
-            transactional = sendTransactional();
+        TransactionMQProducer producer = null;
+        if (transactional) {
+            producer = sendTransactional();
         } else {
             send();
         }
@@ -95,11 +101,15 @@ public final class Driver {
             consumer.start();
         }
         dlqReader.start();
+        if (checkMaxReader != null) {
+            checkMaxReader.start();
+        }
         awaitQuiet();
         consumer.shutdown();
         dlqReader.shutdown();
-        if (transactional != null) {
-            transactional.shutdown();
+        if (producer != null) {
+            checkMaxReader.shutdown();
+            producer.shutdown();
         }
         JSONObject raw = new JSONObject();
         raw.put("sent", sent);
@@ -107,6 +117,8 @@ public final class Driver {
         raw.put("dlq", deadLetters);
         raw.put("checks", checkCalls);
         raw.put("locals", localCalls);
+        raw.put("send_errors", sendErrors);
+        raw.put("check_max", checkMaxCopies);
         return raw;
     }
 
@@ -119,7 +131,9 @@ public final class Driver {
             String broker = admin.examineBrokerClusterInfo().getBrokerAddrTable().values()
                 .iterator().next().selectBrokerAddr();
             int queues = scenario.getIntValue("queues");
-            admin.createAndUpdateTopicConfig(broker, new TopicConfig(topic, queues, queues, READ_WRITE));
+            if (scenario.getBooleanValue("create_topic")) {
+                admin.createAndUpdateTopicConfig(broker, new TopicConfig(topic, queues, queues, READ_WRITE));
+            }
             // %RETRY% and %DLQ% exist only after the first send-back and dead letter; the
             // client would learn their routes only at its next name-server poll.
             admin.createAndUpdateTopicConfig(broker, new TopicConfig("%RETRY%" + group, 1, 1, READ_WRITE));
@@ -151,17 +165,22 @@ public final class Driver {
         return consumer;
     }
 
-    private DefaultMQPushConsumer deadLetterReader() throws Exception {
-        DefaultMQPushConsumer reader = new DefaultMQPushConsumer("dlq-reader-" + group);
+    /** A consumer of its own group that records every message of {@code source} into {@code into}. */
+    private DefaultMQPushConsumer reader(String source, JSONArray into) throws Exception {
+        String name = "reader-" + Integer.toHexString(source.hashCode()) + "-" + group;
+        DefaultMQPushConsumer reader = new DefaultMQPushConsumer(name);
         reader.setNamesrvAddr(namesrv);
-        reader.setInstanceName("dlq-reader-" + group);
+        reader.setInstanceName(name);
         reader.setPollNameServerInterval(1000);
         reader.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        reader.subscribe("%DLQ%" + group, "*");
+        reader.subscribe(source, "*");
         reader.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
             synchronized (this) {
                 for (MessageExt msg : msgs) {
-                    deadLetters.add(observe(msg));
+                    // the check-max topic is the broker's, shared by every scenario
+                    if (!CHECK_MAX_TOPIC.equals(source) || topic.equals(msg.getProperty("REAL_TOPIC"))) {
+                        into.add(observe(msg));
+                    }
                 }
                 lastEventMs = System.currentTimeMillis();
             }
@@ -179,8 +198,12 @@ public final class Driver {
             for (Object item : scenario.getJSONArray("messages")) {
                 JSONObject spec = (JSONObject) item;
                 long before = System.currentTimeMillis();
-                SendResult result = producer.send(message(spec));
-                record(spec.getString("key"), result.getMsgId(), before);
+                try {
+                    SendResult result = producer.send(message(spec));
+                    record(spec.getString("key"), result.getMsgId(), before);
+                } catch (Exception e) {
+                    refused(spec.getString("key"), e);
+                }
             }
         } finally {
             producer.shutdown();
@@ -206,8 +229,12 @@ public final class Driver {
         for (Object item : scenario.getJSONArray("messages")) {
             JSONObject spec = (JSONObject) item;
             long before = System.currentTimeMillis();
-            SendResult result = producer.sendMessageInTransaction(message(spec), null);
-            record(spec.getString("key"), result.getMsgId(), before);
+            try {
+                SendResult result = producer.sendMessageInTransaction(message(spec), null);
+                record(spec.getString("key"), result.getMsgId(), before);
+            } catch (Exception e) {
+                refused(spec.getString("key"), e);
+            }
         }
         return producer;
     }
@@ -249,6 +276,14 @@ public final class Driver {
             msg.setDeliverTimeMs(System.currentTimeMillis() + spec.getLongValue("deliver_after_ms"));
         }
         return msg;
+    }
+
+    private synchronized void refused(String key, Exception e) {
+        JSONObject entry = new JSONObject();
+        entry.put("key", key);
+        entry.put("error", String.valueOf(e));
+        sendErrors.add(entry);
+        lastEventMs = System.currentTimeMillis();
     }
 
     /** Records a send; its time is taken before the send call, as a delivery time counts. */

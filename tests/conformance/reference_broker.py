@@ -76,7 +76,8 @@ class ReferenceBroker:
             "storePathCommitLog": str(store / "commitlog"),
             "flushDiskType": "ASYNC_FLUSH",
             "mappedFileSizeCommitLog": str(64 * 1024 * 1024),
-            "autoCreateTopicEnable": "true",
+            # the driver creates its topics; a send to a missing one must fail, as on Kafka
+            "autoCreateTopicEnable": "false",
             "autoCreateSubscriptionGroup": "true",
             "messageDelayLevel": CONFORMANCE_DELAY_LEVELS,
             "transactionCheckInterval": str(TRANSACTION_CHECK_INTERVAL_MS),

@@ -13,7 +13,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from consumer_helpers import create_topic
+from confluent_kafka.admin import AdminClient
+from consumer_helpers import create_topic, read_records
 from reference_broker import CONFORMANCE_DELAY_LEVELS, TRANSACTION_CHECK_MAX
 from scenario import CONSUMER_READY_MS, TIMEOUT_MS, Reply, Scenario
 
@@ -29,16 +30,20 @@ from rmqcompat import (
     Message,
     MessageListenerOrderly,
     MessageModel,
+    RmqCompatError,
     TransactionMQProducer,
 )
+from rmqcompat import properties as props
 from rmqcompat.dlq import read_dead_letters
 from rmqcompat.dlq.errors import UnknownGroupError
+from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.transaction import CheckSettings
 
 #: The RocketMQ broker's transaction settings (reference_broker.py), in rmqcompat's terms.
 CHECKS = CheckSettings(
     check_immunity_time_s=1.0, check_interval_s=1.0, check_max=TRANSACTION_CHECK_MAX
 )
+CHECK_MAX_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
 _TRANSACTION_STATES = {
     "commit": LocalTransactionState.COMMIT_MESSAGE,
     "rollback": LocalTransactionState.ROLLBACK_MESSAGE,
@@ -67,6 +72,8 @@ class Observer:
             "dlq": [],
             "checks": [],
             "locals": [],
+            "send_errors": [],
+            "check_max": [],
         }
         self._attempts: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -119,7 +126,8 @@ def observe(msg: Any) -> dict[str, Any]:
 def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str, Any]:
     """Run ``scenario`` on rmqcompat; the raw observations."""
     observer = Observer(scenario)
-    create_topic(side.bootstrap, topic, side.namespace, partitions=scenario.queues)
+    if scenario.create_topic:
+        create_topic(side.bootstrap, topic, side.namespace, partitions=scenario.queues)
     with ExitStack() as stack:
         stack.enter_context(_forwarder(side))
         consumer = _consumer(scenario, side, topic, group, observer, stack)
@@ -140,12 +148,17 @@ def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str
                     if item.deliver_after_ms
                     else None,
                 )
-                observer.sent(item.key, send(msg), before)
+                try:
+                    observer.sent(item.key, send(msg), before)
+                except RmqCompatError as exc:
+                    observer.event("send_errors", {"key": item.key, "error": repr(exc)})
             if not scenario.consumer_first:
                 consumer.start()
             observer.await_quiet()
             consumer.shutdown()
     _read_dead_letters(side, group, observer)
+    if scenario.transaction is not None:
+        _read_check_max_copies(side, topic, observer)
     return observer.raw
 
 
@@ -296,6 +309,19 @@ def _read_dead_letters(side: KafkaSide, group: str, observer: Observer) -> None:
             )
     except UnknownGroupError:
         pass  # no dead letter at all: the DLQ topic was never created
+
+
+def _read_check_max_copies(side: KafkaSide, topic: str, observer: Observer) -> None:
+    """Copies of halves discarded at the check maximum, if rmqcompat keeps any: RocketMQ
+    keeps them in ``TRANS_CHECK_MAX_TIME_TOPIC`` (issue 23: not yet here)."""
+    physical = to_kafka_topic(CHECK_MAX_TOPIC, side.namespace)
+    admin = AdminClient({"bootstrap.servers": side.bootstrap})
+    if physical not in admin.list_topics(timeout=10).topics:
+        return
+    for record in read_records(side.bootstrap, CHECK_MAX_TOPIC, side.namespace):
+        properties = props.from_headers(record.headers())
+        if properties.get(props.REAL_TOPIC, topic) == topic:
+            observer.event("check_max", {"key": properties.get(props.KEYS)})
 
 
 def _now_ms() -> int:

@@ -78,7 +78,8 @@ class Scenario:
     repeats; a key with none succeeds). ``max_reconsume_times`` -1 is the default (16
     concurrent, unlimited orderly). ``consumer_first`` starts the consumer before sending
     (for delayed sends, whose first gap counts from the send); ``consume_from`` is the
-    group's ``consume_from_where`` (FIRST or LAST offset). The run ends once nothing
+    group's ``consume_from_where`` (FIRST or LAST offset); ``create_topic`` False sends to
+    a topic that does not exist. The run ends once nothing
     happened for ``quiet_ms``: longer than the longest gap the scenario waits."""
 
     name: str
@@ -93,6 +94,7 @@ class Scenario:
     consumer_first: bool = False
     quiet_ms: int = 6000
     consume_from: Literal["FIRST", "LAST"] = "FIRST"
+    create_topic: bool = True
     transaction: Mapping[str, Transaction] | None = None
     expected: tuple[Expected, ...] = ()
     deviations: tuple[Expected, ...] = ()
@@ -117,6 +119,7 @@ class Scenario:
             "queues": self.queues,
             "consumer_first": self.consumer_first,
             "consume_from": self.consume_from,
+            "create_topic": self.create_topic,
             "consumer_ready_ms": CONSUMER_READY_MS,
             "quiet_ms": self.quiet_ms,
             "timeout_ms": TIMEOUT_MS,

@@ -54,7 +54,17 @@ def test_checks_after_a_decision_do_not_count():
         "t", (Send("k1"),), transaction={"k1": Transaction("unknown", ("unknown", "commit"))}
     )
     raw = _raw([], checks=[{"key": "k1", "ms": t} for t in (1, 2, 3)])
-    assert history(raw, scenario)["k1"]["checks_to_decide"] == 2
+    raw["check_max"] = [{"key": "k1"}]
+    (entry,) = history(raw, scenario).values()
+    assert entry["checks_to_decide"] == 2
+    assert "check_max_copies" not in entry  # decided: a copy would be RocketMQ's check lag
+
+
+def test_copies_at_the_check_maximum_count_for_undecided_transactions():
+    scenario = Scenario("t", (Send("k1"),), transaction={"k1": Transaction("unknown")})
+    raw = _raw([], checks=[{"key": "k1", "ms": 1}])
+    raw["check_max"] = [{"key": "k1"}]
+    assert history(raw, scenario)["k1"]["check_max_copies"] == 1
 
 
 def test_flatten_keeps_empty_containers_as_leaves():
