@@ -36,10 +36,11 @@ class ReferenceBroker:
     """A running RocketMQ name server and broker; ``namesrv`` is their ``host:port``."""
 
     def __init__(self) -> None:
+        # Java and the jars first: without them no temporary store is left behind
+        self.java = java()
+        self.jars = rocketmq_jars()
         self._home = Path(tempfile.mkdtemp(prefix="rocketmq-ref-"))
         self._processes: list[subprocess.Popen[bytes]] = []
-        self.jars = rocketmq_jars()
-        self.java = java()
         self.namesrv = f"{HOST}:{free_port()}"
 
     def start(self) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rmqcompat.cache import cache_root
 from rmqcompat.devbroker.apache_kafka import KafkaRuntimeError, child_env, java_executable
+from rmqcompat.java import java_on_path
 
 ROCKETMQ_VERSION = "5.5.0"
 _HERE = Path(__file__).parent
@@ -28,6 +29,7 @@ DRIVER_SOURCE = _HERE / "Driver.java"
 _COMPLETE = "complete"
 _RESOLVE_TIMEOUT_S = 900.0
 _COMPILE_TIMEOUT_S = 300.0
+_NEEDS_JAVA = "the conformance suite needs a JDK 17+ (java, javac) and, once, Maven"
 
 
 class ReferenceUnavailableError(Exception):
@@ -73,10 +75,12 @@ def _compile(jars: Path, classes: Path) -> None:
 
 def java() -> str:
     """The ``java`` to run RocketMQ with (17+), or a clear :class:`ReferenceUnavailableError`."""
+    if java_on_path() is None:
+        raise ReferenceUnavailableError(_NEEDS_JAVA + ": no `java` on PATH")
     try:
         return java_executable()
-    except KafkaRuntimeError as exc:
-        raise ReferenceUnavailableError(f"the conformance suite needs Java 17+: {exc}") from exc
+    except KafkaRuntimeError as exc:  # too old, or it does not run
+        raise ReferenceUnavailableError(f"{_NEEDS_JAVA}: {exc}") from exc
 
 
 def _resolve_into(jars: Path) -> None:
