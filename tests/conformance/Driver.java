@@ -362,10 +362,22 @@ public final class Driver {
         return seen;
     }
 
+    /** Waits until nothing happened for quiet_ms, counted from the first delivery (or from
+     *  first_delivery_grace_ms after the start, for a scenario that delivers nothing). */
     private void awaitQuiet() throws InterruptedException {
+        long start = System.currentTimeMillis();
         long quietMs = scenario.getLongValue("quiet_ms");
-        long deadline = System.currentTimeMillis() + scenario.getLongValue("timeout_ms");
-        while (System.currentTimeMillis() - lastEventMs < quietMs && System.currentTimeMillis() < deadline) {
+        long graceMs = scenario.getLongValue("first_delivery_grace_ms");
+        long deadline = start + scenario.getLongValue("timeout_ms");
+        while (System.currentTimeMillis() < deadline) {
+            long now = System.currentTimeMillis();
+            boolean started;
+            synchronized (this) {
+                started = !deliveries.isEmpty() || now - start >= graceMs;
+            }
+            if (started && now - lastEventMs >= quietMs) {
+                return;
+            }
             Thread.sleep(100);
         }
     }

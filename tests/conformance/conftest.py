@@ -23,6 +23,7 @@ import rmqcompat_runner
 from history import history
 from reference_broker import ReferenceBroker
 from reference_runtime import ReferenceUnavailableError
+from rmqcompat_observer import KafkaSide
 from scenarios import BY_NAME
 
 #: A folder to write each scenario's raw observations to, as ``<scenario>.json``.
@@ -68,14 +69,12 @@ class Runs:
                 # a namespace each, so a forwarder each: no forwarder group rebalances when
                 # another scenario's forwarder starts or stops
                 namespace = f"conf{uuid.uuid4().hex[:8]}"
-                side = rmqcompat_runner.KafkaSide(self._bootstrap, overrides, namespace)
+                side = KafkaSide(self._bootstrap, overrides, namespace)
                 self._results[each] = scheduler.submit(self._both, each, side)
             scheduler.shutdown(wait=False)
         return self._results[name].result()
 
-    def _both(
-        self, name: str, side: rmqcompat_runner.KafkaSide
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _both(self, name: str, side: KafkaSide) -> tuple[dict[str, Any], dict[str, Any]]:
         scenario = BY_NAME[name]
         suffix = uuid.uuid4().hex[:8]
         topic, group = f"T-{name}-{suffix}", f"G-{name}-{suffix}"

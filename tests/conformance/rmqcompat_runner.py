@@ -6,20 +6,23 @@ as ``Driver.java`` prints for RocketMQ."""
 from __future__ import annotations
 
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka.admin import AdminClient
-from consumer_helpers import create_topic, read_records
+from consumer_helpers import create_topic
 from reference_broker import CONFORMANCE_DELAY_LEVELS, TRANSACTION_CHECK_MAX
-from scenario import CONSUMER_READY_MS, TIMEOUT_MS, Reply, Scenario
+from rmqcompat_observer import (
+    KafkaSide,
+    Observer,
+    now_ms,
+    read_check_max_copies_into,
+    read_dead_letters_into,
+)
+from scenario import CONSUMER_READY_MS, Reply, Scenario
 
 from rmqcompat import (
-    ClientConfig,
     ConsumeConcurrentlyStatus,
     ConsumeFromWhere,
     ConsumeOrderlyStatus,
@@ -33,94 +36,17 @@ from rmqcompat import (
     RmqCompatError,
     TransactionMQProducer,
 )
-from rmqcompat import properties as props
-from rmqcompat.dlq import read_dead_letters
-from rmqcompat.dlq.errors import UnknownGroupError
-from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.transaction import CheckSettings
 
 #: The RocketMQ broker's transaction settings (reference_broker.py), in rmqcompat's terms.
 CHECKS = CheckSettings(
     check_immunity_time_s=1.0, check_interval_s=1.0, check_max=TRANSACTION_CHECK_MAX
 )
-CHECK_MAX_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
 _TRANSACTION_STATES = {
     "commit": LocalTransactionState.COMMIT_MESSAGE,
     "rollback": LocalTransactionState.ROLLBACK_MESSAGE,
     "unknown": LocalTransactionState.UNKNOW,
 }
-
-
-@dataclass(frozen=True)
-class KafkaSide:
-    """Where rmqcompat runs: the broker, the test's client overrides and namespace."""
-
-    bootstrap: str
-    overrides: dict[str, Any]
-    namespace: str
-
-
-class Observer:
-    """Records deliveries, dead letters and transaction calls as the driver does, and
-    answers each batch from the scenario."""
-
-    def __init__(self, scenario: Scenario) -> None:
-        self.scenario = scenario
-        self.raw: dict[str, Any] = {
-            "sent": {},
-            "deliveries": [],
-            "dlq": [],
-            "checks": [],
-            "locals": [],
-            "send_errors": [],
-            "check_max": [],
-        }
-        self._attempts: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self.last_event = time.monotonic()
-
-    def deliver(self, msgs: list[Any]) -> Reply:
-        now = _now_ms()
-        with self._lock:
-            batch = len(self.raw["deliveries"])
-            reply: Reply | None = None
-            for pos, msg in enumerate(msgs):
-                attempt = self._attempts.get(msg.keys, 0)
-                self._attempts[msg.keys] = attempt + 1
-                reply = reply or self.scenario.reply(msg.keys, attempt)
-                seen = observe(msg) | {"ms": now, "attempt": attempt, "batch": batch, "pos": pos}
-                seen["reply"] = {k: v for k, v in reply.__dict__.items() if v is not None}
-                self.raw["deliveries"].append(seen)
-            self.last_event = time.monotonic()
-        assert reply is not None
-        return reply
-
-    def event(self, kind: str, entry: dict[str, Any]) -> None:
-        with self._lock:
-            self.raw[kind].append(entry)
-            self.last_event = time.monotonic()
-
-    def sent(self, key: str, msg_id: str, sent_ms: int) -> None:
-        with self._lock:
-            self.raw["sent"][key] = {"ms": sent_ms, "msg_id": msg_id}
-            self.last_event = time.monotonic()
-
-    def await_quiet(self) -> None:
-        deadline = time.monotonic() + TIMEOUT_MS / 1000
-        quiet_s = self.scenario.quiet_ms / 1000
-        while time.monotonic() - self.last_event < quiet_s and time.monotonic() < deadline:
-            time.sleep(0.1)
-
-
-def observe(msg: Any) -> dict[str, Any]:
-    return {
-        "key": msg.keys,
-        "topic": msg.topic,
-        "reconsume_times": msg.reconsume_times,
-        "msg_id": msg.msg_id,
-        "body": msg.body.decode("utf-8"),
-        "properties": dict(msg.properties),
-    }
 
 
 def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str, Any]:
@@ -136,7 +62,7 @@ def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str
             time.sleep(CONSUMER_READY_MS / 1000)
         with _producer(scenario, side, group, observer) as send:
             for item in scenario.messages:
-                before = _now_ms()
+                before = now_ms()
                 msg = Message(
                     topic,
                     item.body.encode(),
@@ -156,9 +82,9 @@ def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str
                 consumer.start()
             observer.await_quiet()
             consumer.shutdown()
-    _read_dead_letters(side, group, observer)
+    read_dead_letters_into(side, group, observer)
     if scenario.transaction is not None:
-        _read_check_max_copies(side, topic, observer)
+        read_check_max_copies_into(side, topic, observer)
     return observer.raw
 
 
@@ -275,12 +201,12 @@ class _TransactionListener:
 
     def execute_local_transaction(self, msg: Message, arg: Any) -> LocalTransactionState:
         key = str(msg.keys)
-        self._observer.event("locals", {"key": key, "ms": _now_ms()})
+        self._observer.event("locals", {"key": key, "ms": now_ms()})
         return self._answer(self._transactions[key].local)
 
     def check_local_transaction(self, msg: Any) -> LocalTransactionState:
         key = msg.keys
-        self._observer.event("checks", {"key": key, "ms": _now_ms()})
+        self._observer.event("checks", {"key": key, "ms": now_ms()})
         answers = self._transactions[key].checks
         n = self._checks[key] = self._checks.get(key, 0) + 1
         return self._answer(answers[min(n, len(answers)) - 1] if answers else "unknown")
@@ -290,39 +216,3 @@ class _TransactionListener:
         if answer == "exception":
             raise RuntimeError("scenario: local transaction throws")
         return _TRANSACTION_STATES[answer]
-
-
-def _read_dead_letters(side: KafkaSide, group: str, observer: Observer) -> None:
-    config = ClientConfig(side.bootstrap, side.namespace, kafka_config=side.overrides)
-    try:
-        for letter in read_dead_letters(config, group):
-            observer.event(
-                "dlq",
-                {
-                    "key": letter.keys[0] if letter.keys else None,
-                    "topic": letter.dlq_topic,
-                    "reconsume_times": letter.reconsume_times,
-                    "msg_id": letter.msg_id,
-                    "body": letter.body.decode("utf-8"),
-                    "properties": letter.properties,
-                },
-            )
-    except UnknownGroupError:
-        pass  # no dead letter at all: the DLQ topic was never created
-
-
-def _read_check_max_copies(side: KafkaSide, topic: str, observer: Observer) -> None:
-    """Copies of halves discarded at the check maximum, if rmqcompat keeps any: RocketMQ
-    keeps them in ``TRANS_CHECK_MAX_TIME_TOPIC`` (issue 23: not yet here)."""
-    physical = to_kafka_topic(CHECK_MAX_TOPIC, side.namespace)
-    admin = AdminClient({"bootstrap.servers": side.bootstrap})
-    if physical not in admin.list_topics(timeout=10).topics:
-        return
-    for record in read_records(side.bootstrap, CHECK_MAX_TOPIC, side.namespace):
-        properties = props.from_headers(record.headers())
-        if properties.get(props.REAL_TOPIC, topic) == topic:
-            observer.event("check_max", {"key": properties.get(props.KEYS)})
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
