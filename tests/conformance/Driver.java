@@ -35,6 +35,7 @@ import org.apache.rocketmq.client.producer.TransactionMQProducer;
 import org.apache.rocketmq.common.TopicConfig;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageAccessor;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
@@ -267,7 +268,8 @@ public final class Driver {
             spec.getString("body").getBytes(StandardCharsets.UTF_8));
         JSONObject props = spec.getJSONObject("properties");
         for (String name : props.keySet()) {
-            msg.putUserProperty(name, props.getString(name));
+            // putUserProperty refuses RocketMQ's own names (CHECK_IMMUNITY_TIME_IN_SECONDS)
+            MessageAccessor.putProperty(msg, name, props.getString(name));
         }
         if (spec.getIntValue("delay_level") > 0) {
             msg.setDelayTimeLevel(spec.getIntValue("delay_level"));

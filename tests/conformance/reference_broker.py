@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reference_runtime import ReferenceUnavailableError, java, rocketmq_jars
+from reference_runtime import java, rocketmq_jars
 
 from rmqcompat.devbroker.apache_kafka import child_env
 from rmqcompat.devbroker.ports import HOST, free_port
@@ -30,6 +30,10 @@ TRANSACTION_CHECK_MAX = 3
 _READY = "boot success"
 _START_TIMEOUT_S = 90.0
 _JVM = ("-Xms128m", "-Xmx384m", "-XX:+UseG1GC", "-Djava.awt.headless=true")
+
+
+class ReferenceBootError(Exception):
+    """The name server or the broker did not boot (a failure, never a reason to skip)."""
 
 
 class ReferenceBroker:
@@ -111,7 +115,7 @@ class ReferenceBroker:
         while _READY not in log.read_text(errors="replace"):
             if process.poll() is not None or time.monotonic() > deadline:
                 tail = log.read_text(errors="replace")[-3000:]
-                raise ReferenceUnavailableError(f"RocketMQ {name} did not boot: {tail}")
+                raise ReferenceBootError(f"RocketMQ {name} did not boot: {tail}")
             time.sleep(0.1)
 
     def system_properties(self) -> list[str]:

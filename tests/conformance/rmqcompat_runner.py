@@ -12,7 +12,12 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from consumer_helpers import create_topic
-from reference_broker import CONFORMANCE_DELAY_LEVELS, TRANSACTION_CHECK_MAX
+from reference_broker import (
+    CONFORMANCE_DELAY_LEVELS,
+    TRANSACTION_CHECK_INTERVAL_MS,
+    TRANSACTION_CHECK_MAX,
+    TRANSACTION_TIMEOUT_MS,
+)
 from rmqcompat_observer import (
     KafkaSide,
     Observer,
@@ -40,7 +45,9 @@ from rmqcompat.transaction import CheckSettings
 
 #: The RocketMQ broker's transaction settings (reference_broker.py), in rmqcompat's terms.
 CHECKS = CheckSettings(
-    check_immunity_time_s=1.0, check_interval_s=1.0, check_max=TRANSACTION_CHECK_MAX
+    check_immunity_time_s=TRANSACTION_TIMEOUT_MS / 1000,
+    check_interval_s=TRANSACTION_CHECK_INTERVAL_MS / 1000,
+    check_max=TRANSACTION_CHECK_MAX,
 )
 _TRANSACTION_STATES = {
     "commit": LocalTransactionState.COMMIT_MESSAGE,

@@ -57,6 +57,7 @@ def test_checks_after_a_decision_do_not_count():
     raw["check_max"] = [{"key": "k1"}]
     (entry,) = history(raw, scenario).values()
     assert entry["checks_to_decide"] == 2
+    assert entry["first_check_s"] == 0.0  # sent at 0 ms, first check at 1 ms
     assert "check_max_copies" not in entry  # decided: a copy would be RocketMQ's check lag
 
 
