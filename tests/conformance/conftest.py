@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,14 @@ from reference_runtime import ReferenceUnavailableError
 from rmqcompat_observer import KafkaSide
 from scenarios import BY_NAME
 
+#: Per API, the runner on RocketMQ and the runner on rmqcompat; both return the raw
+#: observations ``history.history`` reads. The 5.x pair (RocketMQ's proxy in local mode and
+#: ``rocketmq-python-client`` over gRPC; rmqcompat's RocketMQ 5 API) plugs in here as
+#: ``"5.x"``; the proxy needs its own start in ``reference_broker.py`` (see
+#: shared/TESTING.md: its gRPC port, groups and ``%DLQ%`` topics created up front).
+RUNNERS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]] = {
+    "4.x": (reference_runner.run, rmqcompat_runner.run),
+}
 #: A folder to write each scenario's raw observations to, as ``<scenario>.json``.
 DUMP_ENV = "RMQCOMPAT_CONFORMANCE_DUMP"
 #: Scenarios run at once (each is a driver JVM plus a consumer, producer and forwarder).
@@ -78,8 +86,9 @@ class Runs:
         scenario = BY_NAME[name]
         suffix = uuid.uuid4().hex[:8]
         topic, group = f"T-{name}-{suffix}", f"G-{name}-{suffix}"
-        theirs = self._pool.submit(reference_runner.run, self._broker, scenario, topic, group)
-        ours = rmqcompat_runner.run(scenario, side, topic, group)
+        on_rocketmq, on_rmqcompat = RUNNERS[scenario.api]
+        theirs = self._pool.submit(on_rocketmq, self._broker, scenario, topic, group)
+        ours = on_rmqcompat(scenario, side, topic, group)
         _dump(name, {"rocketmq": theirs.result(), "rmqcompat": ours})
         return history(theirs.result(), scenario), history(ours, scenario)
 

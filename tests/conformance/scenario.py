@@ -4,8 +4,8 @@ attempt, the consumer's settings, and the differences we expect on purpose.
 The same :class:`Scenario` runs on Apache RocketMQ (through ``Driver.java``, which reads
 :meth:`Scenario.driver_json`) and on rmqcompat (``rmqcompat_runner.py``). A 5.x scenario
 (SimpleConsumer, RocketMQ 5 push consumer, FIFO groups) is one more runner pair over this
-shape: add a ``api="5.x"`` field and a runner per system; nothing here is 4.x specific
-except :attr:`Scenario.orderly` and :attr:`Scenario.transaction`.
+shape: ``api="5.x"`` and a runner per system in ``conftest.RUNNERS``; nothing here is 4.x
+specific except :attr:`Scenario.orderly` and :attr:`Scenario.transaction`.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ class Scenario:
     concurrent, unlimited orderly). ``consumer_first`` starts the consumer before sending
     (for delayed sends, whose first gap counts from the send); ``consume_from`` is the
     group's ``consume_from_where`` (FIRST or LAST offset); ``create_topic`` False sends to
-    a topic that does not exist. The run ends once nothing
+    a topic that does not exist; ``api`` picks the pair of runners (conftest.RUNNERS). The
+    run ends once nothing
     happened for ``quiet_ms`` after the first delivery: longer than the longest gap the
     scenario waits."""
 
@@ -94,6 +95,7 @@ class Scenario:
     queues: int = 1
     consumer_first: bool = False
     quiet_ms: int = 6000
+    api: Literal["4.x"] = "4.x"
     consume_from: Literal["FIRST", "LAST"] = "FIRST"
     create_topic: bool = True
     transaction: Mapping[str, Transaction] | None = None
