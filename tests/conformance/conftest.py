@@ -1,0 +1,117 @@
+"""Fixtures of the conformance suite: Apache RocketMQ for the session, and the runs of the
+selected scenarios on both systems.
+
+The first test that asks for a result runs every selected scenario at once: each on
+RocketMQ (a driver JVM) and on rmqcompat (threads of this process) side by side, a few
+scenarios at a time; the scenarios share no topic or group, so that is safe. The
+remaining tests only compare.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import reference_runner
+import rmqcompat_runner
+from history import history
+from reference_broker import ReferenceBroker
+from reference_runtime import ReferenceUnavailableError
+from rmqcompat_observer import KafkaSide
+from scenarios import BY_NAME
+
+#: Per API, the runner on RocketMQ and the runner on rmqcompat; both return the raw
+#: observations ``history.history`` reads. The 5.x pair (RocketMQ's proxy in local mode and
+#: ``rocketmq-python-client`` over gRPC; rmqcompat's RocketMQ 5 API) plugs in here as
+#: ``"5.x"``; the proxy needs its own start in ``reference_broker.py`` (see
+#: shared/TESTING.md: its gRPC port, groups and ``%DLQ%`` topics created up front).
+RUNNERS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]] = {
+    "4.x": (reference_runner.run, rmqcompat_runner.run),
+}
+#: A folder to write each scenario's raw observations to, as ``<scenario>.json``.
+DUMP_ENV = "RMQCOMPAT_CONFORMANCE_DUMP"
+#: Scenarios run at once (each is a driver JVM plus a consumer, producer and forwarder).
+PARALLEL_SCENARIOS = 4
+
+
+@pytest.fixture(scope="session")
+def rocketmq() -> Iterator[ReferenceBroker]:
+    """Apache RocketMQ (name server + broker) on loopback for the session. Without Java or
+    Maven the suite is skipped with the reason, except on CI (``CI`` set), where it fails."""
+    try:
+        broker = ReferenceBroker()
+        broker.start()
+    except ReferenceUnavailableError as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"Apache RocketMQ cannot run here: {exc}")
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+class Runs:
+    """Histories of the selected scenarios on both systems, computed on first request."""
+
+    def __init__(self, broker: ReferenceBroker, bootstrap: str, names: list[str]) -> None:
+        self._broker = broker
+        self._bootstrap = bootstrap
+        self._names = names
+        self._results: dict[str, Future[tuple[dict[str, Any], dict[str, Any]]]] = {}
+        self._pool = ThreadPoolExecutor(PARALLEL_SCENARIOS * 2)
+
+    def histories(
+        self, name: str, overrides: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(RocketMQ's history, rmqcompat's history) of scenario ``name``."""
+        if not self._results:
+            scheduler = ThreadPoolExecutor(PARALLEL_SCENARIOS)
+            for each in self._names:
+                # a namespace each, so a forwarder each: no forwarder group rebalances when
+                # another scenario's forwarder starts or stops
+                namespace = f"conf{uuid.uuid4().hex[:8]}"
+                side = KafkaSide(self._bootstrap, overrides, namespace)
+                self._results[each] = scheduler.submit(self._both, each, side)
+            scheduler.shutdown(wait=False)
+        return self._results[name].result()
+
+    def _both(self, name: str, side: KafkaSide) -> tuple[dict[str, Any], dict[str, Any]]:
+        scenario = BY_NAME[name]
+        suffix = uuid.uuid4().hex[:8]
+        topic, group = f"T-{name}-{suffix}", f"G-{name}-{suffix}"
+        on_rocketmq, on_rmqcompat = RUNNERS[scenario.api]
+        theirs = self._pool.submit(on_rocketmq, self._broker, scenario, topic, group)
+        ours = on_rmqcompat(scenario, side, topic, group)
+        _dump(name, {"rocketmq": theirs.result(), "rmqcompat": ours})
+        return history(theirs.result(), scenario), history(ours, scenario)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _dump(name: str, raw: dict[str, Any]) -> None:
+    folder = os.environ.get(DUMP_ENV)
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        Path(folder, f"{name}.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def runs(
+    request: pytest.FixtureRequest, rocketmq: ReferenceBroker, kafka_bootstrap: str
+) -> Iterator[Runs]:
+    selected = [
+        item.callspec.params["name"]
+        for item in request.session.items
+        if hasattr(item, "callspec") and item.callspec.params.get("name") in BY_NAME
+    ]
+    runs = Runs(rocketmq, kafka_bootstrap, list(dict.fromkeys(selected)))
+    yield runs
+    runs.close()

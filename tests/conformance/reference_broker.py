@@ -1,0 +1,127 @@
+"""Apache RocketMQ on loopback for the conformance suite: a name server and a broker (the
+4.x Java client talks to both directly), each its own JVM, with a throwaway store.
+
+Start-up waits for each process to print "boot success"; :meth:`ReferenceBroker.stop`
+SIGKILLs both (a graceful stop takes many seconds and the store is thrown away anyway).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from reference_runtime import java, rocketmq_jars
+
+from rmqcompat.devbroker.apache_kafka import child_env
+from rmqcompat.devbroker.ports import HOST, free_port
+
+#: The delay table both systems run with: fast, yet each level next to another differs, so
+#: a ladder one level off shows in the gaps (RocketMQ's finest step is 1 s).
+CONFORMANCE_DELAY_LEVELS = "1s 2s 3s 1s 2s 3s 1s 2s 3s 1s 2s 3s 1s 2s 3s 1s 2s 3s"
+#: Transactions: how often the broker checks, how old a half must be, how many checks.
+TRANSACTION_CHECK_INTERVAL_MS = 1000
+TRANSACTION_TIMEOUT_MS = 1000
+TRANSACTION_CHECK_MAX = 3
+_READY = "boot success"
+_START_TIMEOUT_S = 90.0
+_JVM = ("-Xms128m", "-Xmx384m", "-XX:+UseG1GC", "-Djava.awt.headless=true")
+
+
+class ReferenceBootError(Exception):
+    """The name server or the broker did not boot (a failure, never a reason to skip)."""
+
+
+class ReferenceBroker:
+    """A running RocketMQ name server and broker; ``namesrv`` is their ``host:port``."""
+
+    def __init__(self) -> None:
+        # Java and the jars first: without them no temporary store is left behind
+        self.java = java()
+        self.jars = rocketmq_jars()
+        self._home = Path(tempfile.mkdtemp(prefix="rocketmq-ref-"))
+        self._processes: list[subprocess.Popen[bytes]] = []
+        self.namesrv = f"{HOST}:{free_port()}"
+
+    def start(self) -> None:
+        """Start the name server, then the broker; raise if either does not boot."""
+        try:
+            namesrv_port = self.namesrv.rsplit(":", 1)[1]
+            conf = self._write("namesrv.conf", {"listenPort": namesrv_port})
+            self._spawn("namesrv", "org.apache.rocketmq.namesrv.NamesrvStartup", conf)
+            conf = self._write("broker.conf", self._broker_settings())
+            self._spawn("broker", "org.apache.rocketmq.broker.BrokerStartup", conf)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """SIGKILL both JVMs and delete the store."""
+        for process in self._processes:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait()
+        self._processes.clear()
+        shutil.rmtree(self._home, ignore_errors=True)
+
+    def _broker_settings(self) -> dict[str, str]:
+        store = self._home / "store"
+        return {
+            "brokerClusterName": "conformance",
+            "brokerName": "broker-a",
+            "brokerId": "0",
+            "namesrvAddr": self.namesrv,
+            "brokerIP1": HOST,
+            "listenPort": str(free_port()),
+            "storePathRootDir": str(store),
+            "storePathCommitLog": str(store / "commitlog"),
+            "flushDiskType": "ASYNC_FLUSH",
+            "mappedFileSizeCommitLog": str(64 * 1024 * 1024),
+            # the driver creates its topics; a send to a missing one must fail, as on Kafka
+            "autoCreateTopicEnable": "false",
+            "autoCreateSubscriptionGroup": "true",
+            "messageDelayLevel": CONFORMANCE_DELAY_LEVELS,
+            "transactionCheckInterval": str(TRANSACTION_CHECK_INTERVAL_MS),
+            "transactionTimeOut": str(TRANSACTION_TIMEOUT_MS),
+            "transactionCheckMax": str(TRANSACTION_CHECK_MAX),
+            "diskMaxUsedSpaceRatio": "95",
+            # delivery times (RocketMQ 5's timer) to 100 ms rather than 1 s slots
+            "timerPrecisionMs": "100",
+        }
+
+    def _write(self, name: str, settings: dict[str, str]) -> Path:
+        path = self._home / name
+        path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
+        return path
+
+    def _spawn(self, name: str, main: str, conf: Path) -> None:
+        log = self._home / f"{name}.out"
+        argv = [self.java, *_JVM, *self.system_properties(), "-cp", str(self.jars / "*")]
+        argv += [main, "-c", str(conf)]
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=child_env(),
+            )
+        self._processes.append(process)
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while _READY not in log.read_text(errors="replace"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-3000:]
+                raise ReferenceBootError(f"RocketMQ {name} did not boot: {tail}")
+            time.sleep(0.1)
+
+    def system_properties(self) -> list[str]:
+        """JVM properties every RocketMQ JVM here needs (home, logs and temp in the store)."""
+        return [
+            f"-Drocketmq.home.dir={self._home}",
+            f"-Duser.home={self._home}",
+            f"-Djava.io.tmpdir={self._home}",
+        ]

@@ -1,0 +1,123 @@
+"""Apache RocketMQ's jars and the compiled Java driver, fetched and built once per machine.
+
+The jars (name server, broker, tools, the 4.x Java client and their runtime dependencies,
+about 140 files) are resolved from Maven Central with Maven into
+``rmqcompat.cache.cache_root() / "rocketmq-<version>"``, as the Kafka dev broker fetches
+Kafka's. The driver (``Driver.java`` beside this file) is compiled with ``javac`` against
+them into a folder named after a digest of its source, so an edit recompiles it and an
+unchanged driver is never rebuilt.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from rmqcompat.cache import cache_root
+from rmqcompat.devbroker.apache_kafka import KafkaRuntimeError, child_env, java_executable
+from rmqcompat.java import java_on_path
+
+ROCKETMQ_VERSION = "5.5.0"
+_HERE = Path(__file__).parent
+_POM = _HERE / "rocketmq-runtime.pom.xml"
+DRIVER_SOURCE = _HERE / "Driver.java"
+_COMPLETE = "complete"
+_RESOLVE_TIMEOUT_S = 900.0
+_COMPILE_TIMEOUT_S = 300.0
+_NEEDS_JAVA = "the conformance suite needs a JDK 17+ (java, javac) and, once, Maven"
+
+
+class ReferenceUnavailableError(Exception):
+    """Java, javac, Maven or the RocketMQ jars are missing: the message says which."""
+
+
+def rocketmq_jars() -> Path:
+    """The folder of RocketMQ's jars, resolved from Maven Central on first use."""
+    jars = cache_root() / f"rocketmq-{ROCKETMQ_VERSION}" / "jars"
+    _once(jars, _resolve_into)
+    return jars
+
+
+def compiled_driver(jars: Path) -> Path:
+    """The folder of the compiled driver's classes, compiling ``Driver.java`` if this
+    version of its source was never compiled here."""
+    digest = hashlib.sha256(DRIVER_SOURCE.read_bytes()).hexdigest()[:16]
+    classes = jars.parent / f"driver-{digest}"
+    _once(classes, lambda into: _compile(jars, into))
+    return classes
+
+
+def _once(target: Path, make: Callable[[Path], None]) -> None:
+    """Make ``target`` with ``make(target)`` unless a previous run completed it; several
+    processes at once: one makes it, the others wait on the lock and find it made."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    marker = target.parent / f"{target.name}.{_COMPLETE}"
+    with (target.parent / f"{target.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            make(target)
+            marker.write_text(ROCKETMQ_VERSION + "\n")
+
+
+def _compile(jars: Path, classes: Path) -> None:
+    javac = _tool("javac", "compile the conformance driver (install a JDK 17+)")
+    shutil.rmtree(classes, ignore_errors=True)
+    argv = [javac, "-d", str(classes), "-cp", str(jars / "*"), str(DRIVER_SOURCE)]
+    result = run_tool(argv, _COMPILE_TIMEOUT_S)
+    if result.returncode != 0:
+        raise ReferenceUnavailableError(f"javac failed on Driver.java: {result.stderr}")
+
+
+def java() -> str:
+    """The ``java`` to run RocketMQ with (17+), or a clear :class:`ReferenceUnavailableError`."""
+    if java_on_path() is None:
+        raise ReferenceUnavailableError(_NEEDS_JAVA + ": no `java` on PATH")
+    try:
+        return java_executable()
+    except KafkaRuntimeError as exc:  # too old, or it does not run
+        raise ReferenceUnavailableError(f"{_NEEDS_JAVA}: {exc}") from exc
+
+
+def _resolve_into(jars: Path) -> None:
+    mvn = _tool("mvn", f"fetch Apache RocketMQ {ROCKETMQ_VERSION} from Maven Central once")
+    with tempfile.TemporaryDirectory(prefix="resolve-", dir=jars.parent) as work:
+        pom = Path(work) / "pom.xml"
+        text = _POM.read_text(encoding="utf-8").replace("@ROCKETMQ_VERSION@", ROCKETMQ_VERSION)
+        pom.write_text(text, encoding="utf-8")
+        argv = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies"]
+        result = run_tool(argv, _RESOLVE_TIMEOUT_S)
+        resolved = Path(work) / "target" / "jars"
+        wanted = resolved / f"rocketmq-broker-{ROCKETMQ_VERSION}.jar"
+        if result.returncode != 0 or not wanted.exists():
+            raise ReferenceUnavailableError(
+                f"could not fetch Apache RocketMQ {ROCKETMQ_VERSION} from Maven Central "
+                f"(mvn exit {result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}"
+            )
+        shutil.rmtree(jars, ignore_errors=True)
+        resolved.rename(jars)
+
+
+def _tool(name: str, why: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise ReferenceUnavailableError(f"the conformance suite needs `{name}` to {why}")
+    return path
+
+
+def run_tool(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """Run a Java tool to its end, output captured as text, in our environment minus what
+    the JVM must not inherit."""
+    return subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        env=child_env(),
+    )

@@ -1,0 +1,139 @@
+"""What an application observes on rmqcompat, recorded as ``Driver.java`` records it on
+RocketMQ: deliveries and transaction calls as they happen (:class:`Observer`), dead
+letters and copies at the transaction check maximum read after the run."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka.admin import AdminClient
+from consumer_helpers import read_records
+from scenario import FIRST_DELIVERY_GRACE_MS, TIMEOUT_MS, Reply, Scenario
+
+from rmqcompat import ClientConfig
+from rmqcompat import properties as props
+from rmqcompat.dlq import read_dead_letters
+from rmqcompat.dlq.errors import UnknownGroupError
+from rmqcompat.topics.naming import to_kafka_topic
+
+#: Where RocketMQ keeps a copy of a half message discarded at the check maximum.
+CHECK_MAX_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
+
+
+@dataclass(frozen=True)
+class KafkaSide:
+    """Where rmqcompat runs: the broker, the test's client overrides and namespace."""
+
+    bootstrap: str
+    overrides: dict[str, Any]
+    namespace: str
+
+
+class Observer:
+    """Records deliveries, dead letters and transaction calls as the driver does, and
+    answers each batch from the scenario."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.raw: dict[str, Any] = {
+            "sent": {},
+            "deliveries": [],
+            "dlq": [],
+            "checks": [],
+            "locals": [],
+            "send_errors": [],
+            "check_max": [],
+        }
+        self._attempts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.last_event = time.monotonic()
+
+    def deliver(self, msgs: list[Any]) -> Reply:
+        now = now_ms()
+        with self._lock:
+            batch = len(self.raw["deliveries"])
+            reply: Reply | None = None
+            for pos, msg in enumerate(msgs):
+                attempt = self._attempts.get(msg.keys, 0)
+                self._attempts[msg.keys] = attempt + 1
+                reply = reply or self.scenario.reply(msg.keys, attempt)
+                seen = observe(msg) | {"ms": now, "attempt": attempt, "batch": batch, "pos": pos}
+                seen["reply"] = {k: v for k, v in reply.__dict__.items() if v is not None}
+                self.raw["deliveries"].append(seen)
+            self.last_event = time.monotonic()
+        assert reply is not None
+        return reply
+
+    def event(self, kind: str, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self.raw[kind].append(entry)
+            self.last_event = time.monotonic()
+
+    def sent(self, key: str, msg_id: str, sent_ms: int) -> None:
+        with self._lock:
+            self.raw["sent"][key] = {"ms": sent_ms, "msg_id": msg_id}
+            self.last_event = time.monotonic()
+
+    def await_quiet(self) -> None:
+        """Wait as the driver does: quiet for ``quiet_ms`` from the first delivery (or from
+        :data:`FIRST_DELIVERY_GRACE_MS` after the start when nothing is delivered)."""
+        start = time.monotonic()
+        quiet_s = self.scenario.quiet_ms / 1000
+        while time.monotonic() - start < TIMEOUT_MS / 1000:
+            with self._lock:
+                delivered = bool(self.raw["deliveries"])
+            now = time.monotonic()
+            started = delivered or now - start >= FIRST_DELIVERY_GRACE_MS / 1000
+            if started and now - self.last_event >= quiet_s:
+                return
+            time.sleep(0.1)
+
+
+def observe(msg: Any) -> dict[str, Any]:
+    return {
+        "key": msg.keys,
+        "topic": msg.topic,
+        "reconsume_times": msg.reconsume_times,
+        "msg_id": msg.msg_id,
+        "body": msg.body.decode("utf-8"),
+        "properties": dict(msg.properties),
+    }
+
+
+def read_dead_letters_into(side: KafkaSide, group: str, observer: Observer) -> None:
+    config = ClientConfig(side.bootstrap, side.namespace, kafka_config=side.overrides)
+    try:
+        for letter in read_dead_letters(config, group):
+            observer.event(
+                "dlq",
+                {
+                    "key": letter.keys[0] if letter.keys else None,
+                    "topic": letter.dlq_topic,
+                    "reconsume_times": letter.reconsume_times,
+                    "msg_id": letter.msg_id,
+                    "body": letter.body.decode("utf-8"),
+                    "properties": letter.properties,
+                },
+            )
+    except UnknownGroupError:
+        pass  # no dead letter at all: the DLQ topic was never created
+
+
+def read_check_max_copies_into(side: KafkaSide, topic: str, observer: Observer) -> None:
+    """Copies of halves discarded at the check maximum, if rmqcompat keeps any: RocketMQ
+    keeps them in ``TRANS_CHECK_MAX_TIME_TOPIC`` (issue 23: not yet here)."""
+    physical = to_kafka_topic(CHECK_MAX_TOPIC, side.namespace)
+    admin = AdminClient({"bootstrap.servers": side.bootstrap})
+    if physical not in admin.list_topics(timeout=10).topics:
+        return
+    for record in read_records(side.bootstrap, CHECK_MAX_TOPIC, side.namespace):
+        properties = props.from_headers(record.headers())
+        if properties.get(props.REAL_TOPIC, topic) == topic:
+            observer.event("check_max", {"key": properties.get(props.KEYS)})
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000

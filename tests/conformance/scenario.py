@@ -1,0 +1,149 @@
+"""A conformance scenario as data: what is sent, what the listener answers per message and
+attempt, the consumer's settings, and the differences we expect on purpose.
+
+The same :class:`Scenario` runs on Apache RocketMQ (through ``Driver.java``, which reads
+:meth:`Scenario.driver_json`) and on rmqcompat (``rmqcompat_runner.py``). A 5.x scenario
+(SimpleConsumer, RocketMQ 5 push consumer, FIFO groups) is one more runner pair over this
+shape: ``api="5.x"`` and a runner per system in ``conftest.RUNNERS``; nothing here is 4.x
+specific except :attr:`Scenario.orderly` and :attr:`Scenario.transaction`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+ReplyKind = Literal["success", "later", "exception", "null", "suspend"]
+TransactionAnswer = Literal["commit", "rollback", "unknown", "exception"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the listener does with a batch whose first message is at a given attempt.
+
+    ``ack_index`` (concurrent success) and ``delay_level`` (concurrent
+    ``delay_level_when_next_consume``) set the context; ``suspend_ms`` sets an orderly
+    context's ``suspend_current_queue_time_millis``.
+    """
+
+    kind: ReplyKind
+    ack_index: int | None = None
+    delay_level: int | None = None
+    suspend_ms: int | None = None
+
+
+SUCCESS = Reply("success")
+LATER = Reply("later")
+EXCEPTION = Reply("exception")
+NULL = Reply("null")
+SUSPEND = Reply("suspend")
+
+
+@dataclass(frozen=True)
+class Send:
+    """One message the producer sends; ``key`` names it in replies and in the history."""
+
+    key: str
+    tags: str = "TagA"
+    body: str = "body"
+    properties: Mapping[str, str] = field(default_factory=dict)
+    delay_level: int = 0
+    deliver_after_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """The local transaction's answer for one message, then the checks' answers (the last
+    repeats; none means UNKNOW every time)."""
+
+    local: TransactionAnswer
+    checks: tuple[TransactionAnswer, ...] = ()
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A difference we keep on purpose or that Kafka forces (``Scenario.expected``), or a
+    deviation to fix (``Scenario.deviations``: its test is a strict xfail until the fix
+    lands). ``path`` is an fnmatch pattern over the history's flattened paths
+    (``k1.dlq.properties.REAL_QID``)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scenario; ``replies`` maps a message key to its answers per attempt (the last
+    repeats; a key with none succeeds). ``max_reconsume_times`` -1 is the default (16
+    concurrent, unlimited orderly). ``consumer_first`` starts the consumer before sending
+    (for delayed sends, whose first gap counts from the send); ``consume_from`` is the
+    group's ``consume_from_where`` (FIRST or LAST offset); ``create_topic`` False sends to
+    a topic that does not exist; ``api`` picks the pair of runners (conftest.RUNNERS). The
+    run ends once nothing
+    happened for ``quiet_ms`` after the first delivery: longer than the longest gap the
+    scenario waits."""
+
+    name: str
+    messages: tuple[Send, ...]
+    replies: Mapping[str, tuple[Reply, ...]] = field(default_factory=dict)
+    max_reconsume_times: int = -1
+    model: Literal["CLUSTERING", "BROADCASTING"] = "CLUSTERING"
+    orderly: bool = False
+    subscription: str = "*"
+    batch_size: int = 1
+    queues: int = 1
+    consumer_first: bool = False
+    quiet_ms: int = 6000
+    api: Literal["4.x"] = "4.x"
+    consume_from: Literal["FIRST", "LAST"] = "FIRST"
+    create_topic: bool = True
+    transaction: Mapping[str, Transaction] | None = None
+    expected: tuple[Expected, ...] = ()
+    deviations: tuple[Expected, ...] = ()
+
+    def driver_json(self, topic: str, group: str) -> dict[str, Any]:
+        """The scenario as ``Driver.java`` reads it."""
+        return {
+            "topic": topic,
+            "group": group,
+            "messages": [
+                asdict(send) | {"properties": dict(send.properties)} for send in self.messages
+            ],
+            "replies": {
+                key: [{k: v for k, v in asdict(r).items() if v is not None} for r in answers]
+                for key, answers in self.replies.items()
+            },
+            "max_reconsume_times": self.max_reconsume_times,
+            "model": self.model,
+            "orderly": self.orderly,
+            "subscription": self.subscription,
+            "batch_size": self.batch_size,
+            "queues": self.queues,
+            "consumer_first": self.consumer_first,
+            "consume_from": self.consume_from,
+            "create_topic": self.create_topic,
+            "consumer_ready_ms": CONSUMER_READY_MS,
+            "quiet_ms": self.quiet_ms,
+            "timeout_ms": TIMEOUT_MS,
+            "first_delivery_grace_ms": FIRST_DELIVERY_GRACE_MS,
+            "transaction": None
+            if self.transaction is None
+            else {
+                k: {"local": t.local, "checks": list(t.checks)} for k, t in self.transaction.items()
+            },
+        }
+
+    def reply(self, key: str, attempt: int) -> Reply:
+        """The answer for ``key`` at ``attempt`` (0 = first delivery)."""
+        answers = self.replies.get(key, ())
+        return answers[min(attempt, len(answers) - 1)] if answers else SUCCESS
+
+
+#: How long a consumer started first is given to join before anything is sent.
+CONSUMER_READY_MS = 3000
+#: The quiet time counts from the first delivery, or from this long after the start when
+#: none comes (a consumer slow to get its queue must not end the run early).
+FIRST_DELIVERY_GRACE_MS = 15_000
+#: A scenario that has not gone quiet by then has failed.
+TIMEOUT_MS = 150_000

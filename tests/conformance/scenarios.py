@@ -1,0 +1,258 @@
+"""The 4.x scenarios: concurrent, broadcasting, delayed sends, orderly, transactions.
+
+Each names the differences we keep on purpose (``expected``) and the deviations still to
+fix (``deviations``, reason "issue 23 known deviation: ..." or "issue 23 new deviation:
+..."; their tests are strict xfails). docs/conformance.md lists them all.
+"""
+
+from __future__ import annotations
+
+from scenario import (
+    EXCEPTION,
+    LATER,
+    NULL,
+    SUCCESS,
+    SUSPEND,
+    Expected,
+    Reply,
+    Scenario,
+    Send,
+    Transaction,
+)
+
+#: Kafka forces these: a record has one timestamp (the store time) and no reconsume-times
+#: field, so both travel as headers and a listener sees them among the properties.
+_BORN = Expected("*.properties.BORN_TIMESTAMP", "Kafka forces: the born time travels as a header")
+_RECONSUME = Expected(
+    "*.properties.RECONSUME_TIME", "Kafka forces: the reconsume count travels as a header"
+)
+KAFKA_HEADERS = (_BORN,)
+#: ... and for a message that was sent back (retried or dead-lettered).
+KAFKA_HEADERS_SENT_BACK = (_BORN, _RECONSUME)
+_DELAY_KEPT = Expected(
+    "*.properties.DELAY",
+    "issue 23 new deviation: RocketMQ keeps DELAY=<level> on a message delivered after a "
+    "delay hop (retry or delayed send), and the send-back's level on a dead letter (0 from "
+    "the ladder, -1 from an orderly consumer); rmqcompat removes it",
+)
+_TIMER_KEPT = Expected(
+    "*.properties.TIMER_*",
+    "issue 23 new deviation: RocketMQ delivers a message sent with a delivery time with "
+    "TIMER_DELIVER_MS, TIMER_ENQUEUE_MS, TIMER_DEQUEUE_MS and TIMER_OUT_MS; rmqcompat with none",
+)
+_TRANSACTION_PROPS = Expected(
+    "*.deliveries.*.properties.[T_]*",
+    "issue 23 new deviation: RocketMQ delivers a committed transactional message with "
+    "__transactionId__ (and TRANSACTION_CHECK_TIMES when a check committed it); rmqcompat "
+    "with neither",
+)
+_MAX_ADDED = Expected(
+    "*.properties.MAX_RECONSUME_TIMES",
+    "issue 23 new deviation: RocketMQ's send-back writes no MAX_RECONSUME_TIMES on the retry "
+    "nor on the dead letter; rmqcompat adds it",
+)
+_DLQ_REAL = Expected(
+    "*.dlq.properties.REAL_*",
+    "issue 23 new deviation: RocketMQ's dead letter of a retried message keeps "
+    "REAL_TOPIC=%RETRY%<group> and REAL_QID; rmqcompat's has neither",
+)
+#: A message retried through the delay levels (and dead-lettered after a retry).
+RETRIED = (_DELAY_KEPT, _MAX_ADDED)
+DEAD_AT_ONCE = (_DELAY_KEPT, _MAX_ADDED)
+DEAD_AFTER_RETRY = (_DELAY_KEPT, _MAX_ADDED, _DLQ_REAL)
+
+
+def _later_then_success(name: str, failure: Reply) -> Scenario:
+    return Scenario(
+        name,
+        (Send("k1", properties={"user": "u1"}),),
+        {"k1": (failure, SUCCESS)},
+        expected=KAFKA_HEADERS_SENT_BACK,
+        deviations=RETRIED,
+    )
+
+
+def _always_later(
+    name: str, max_reconsume_times: int, deviations: tuple[Expected, ...]
+) -> Scenario:
+    return Scenario(
+        name,
+        (Send("k1", tags="TagA", properties={"user": "u1"}),),
+        {"k1": (LATER,)},
+        max_reconsume_times=max_reconsume_times,
+        expected=KAFKA_HEADERS_SENT_BACK,
+        deviations=deviations,
+    )
+
+
+CONCURRENT = (
+    Scenario(
+        "success", (Send("k1", properties={"user": "u1"}), Send("k2")), expected=KAFKA_HEADERS
+    ),
+    _later_then_success("later_then_success", LATER),
+    _later_then_success("exception_then_success", EXCEPTION),
+    _later_then_success("null_then_success", NULL),
+    Scenario(
+        "ack_index_in_batch",
+        (Send("k1"), Send("k2"), Send("k3")),
+        {"k1": (Reply("success", ack_index=0),)},
+        batch_size=3,
+        expected=KAFKA_HEADERS_SENT_BACK,
+        deviations=RETRIED,
+    ),
+    Scenario(
+        "delay_level_minus_one",
+        (Send("k1", properties={"user": "u1"}),),
+        {"k1": (Reply("later", delay_level=-1),)},
+        expected=KAFKA_HEADERS_SENT_BACK,
+        deviations=DEAD_AT_ONCE,
+    ),
+    Scenario(
+        "delay_level_four",
+        (Send("k1"),),
+        {"k1": (Reply("later", delay_level=4), SUCCESS)},
+        expected=KAFKA_HEADERS_SENT_BACK,
+        deviations=RETRIED,
+    ),
+    _always_later("max_reconsume_zero", 0, DEAD_AT_ONCE),
+    _always_later("max_reconsume_one", 1, DEAD_AFTER_RETRY),
+    _always_later("max_reconsume_three", 3, DEAD_AFTER_RETRY),
+    _always_later("max_reconsume_default", -1, DEAD_AFTER_RETRY),
+    Scenario(
+        "tag_filter_with_retries",
+        (Send("k1", tags="TagA"), Send("k2", tags="TagB"), Send("k3", tags="TagC")),
+        {"k1": (LATER, SUCCESS), "k3": (LATER, SUCCESS)},
+        subscription="TagA || TagC",
+        expected=KAFKA_HEADERS_SENT_BACK,
+        deviations=RETRIED,
+    ),
+    Scenario(
+        "young_queue_new_group_from_last",
+        (Send("k1"),),
+        consume_from="LAST",
+        expected=KAFKA_HEADERS,
+    ),
+    Scenario(
+        "broadcasting_failure_is_dropped",
+        (Send("k1"), Send("k2")),
+        {"k1": (LATER,)},
+        model="BROADCASTING",
+        expected=KAFKA_HEADERS,
+    ),
+)
+
+DELAYED_SENDS = (
+    Scenario(
+        "delayed_send_by_level",
+        (Send("k1", delay_level=3), Send("k2", delay_level=2)),
+        consumer_first=True,
+        expected=KAFKA_HEADERS,
+        deviations=(_DELAY_KEPT,),
+    ),
+    Scenario(
+        "delayed_send_by_time",
+        (Send("k1", deliver_after_ms=3000),),
+        consumer_first=True,
+        expected=KAFKA_HEADERS,
+        deviations=(_TIMER_KEPT,),
+    ),
+)
+
+ORDERLY = (
+    Scenario(
+        "orderly_suspend_then_resume",
+        (Send("k1"), Send("k2")),
+        {"k1": (SUSPEND, NULL, SUCCESS)},
+        orderly=True,
+        expected=KAFKA_HEADERS,
+    ),
+    Scenario(
+        "orderly_suspend_time_from_context",
+        (Send("k1"),),
+        {"k1": (Reply("suspend", suspend_ms=2500), SUCCESS)},
+        orderly=True,
+        expected=KAFKA_HEADERS,
+    ),
+    Scenario(
+        "orderly_max_reconsume_reached",
+        (Send("k1", properties={"user": "u1"}), Send("k2")),
+        {"k1": (SUSPEND,)},
+        orderly=True,
+        max_reconsume_times=2,
+        # RocketMQ's orderly dead letter carries RECONSUME_TIME as a property too
+        expected=KAFKA_HEADERS,
+        deviations=(_DELAY_KEPT,),
+    ),
+    Scenario(
+        "orderly_broadcasting_max_reconsume_reached",
+        (Send("k1"), Send("k2")),
+        {"k1": (SUSPEND,)},
+        orderly=True,
+        model="BROADCASTING",
+        max_reconsume_times=1,
+        expected=KAFKA_HEADERS,
+        deviations=(
+            Expected(
+                "k1.*",
+                "issue 23 known deviation: BROADCASTING orderly drops a message at its limit;"
+                " RocketMQ sends it to %DLQ% (reconsume times 2 for max 1, DELAY -1, "
+                "MAX_RECONSUME_TIMES 1)",
+            ),
+        ),
+    ),
+)
+
+TRANSACTIONS = (
+    Scenario(
+        "transaction_commit_rollback_checked",
+        (Send("k1"), Send("k2"), Send("k3"), Send("k4")),
+        transaction={
+            "k1": Transaction("commit"),
+            "k2": Transaction("rollback"),
+            "k3": Transaction("unknown", ("unknown", "commit")),
+            "k4": Transaction("unknown", ("rollback",)),
+        },
+        expected=KAFKA_HEADERS,
+        deviations=(_TRANSACTION_PROPS,),
+    ),
+    Scenario(
+        "transaction_check_max_reached",
+        (Send("k1"),),
+        transaction={"k1": Transaction("unknown")},
+        quiet_ms=8000,
+        deviations=(
+            Expected(
+                "k1.check_max_copies",
+                "issue 23 known deviation: a half discarded at check_max leaves no copy; "
+                "RocketMQ keeps one in TRANS_CHECK_MAX_TIME_TOPIC",
+            ),
+        ),
+    ),
+    Scenario(
+        "transaction_topic_missing",
+        (Send("k1"),),
+        transaction={"k1": Transaction("commit")},
+        create_topic=False,
+        deviations=(
+            Expected(
+                "k1.*",
+                "issue 23 known deviation: a transactional send to a missing topic runs the "
+                "local transaction and stores the half; RocketMQ refuses the send first "
+                "(local transaction never called)",
+            ),
+        ),
+    ),
+)
+
+#: One byte over both systems' default maximum body (4 MiB).
+_OVERSIZED = Send("k1", body="x" * (4 * 1024 * 1024 + 1))
+REFUSED_SENDS = (
+    Scenario("send_to_missing_topic", (Send("k1"),), create_topic=False),
+    Scenario("send_over_size_limit", (_OVERSIZED,)),
+    Scenario(
+        "transaction_over_size_limit", (_OVERSIZED,), transaction={"k1": Transaction("commit")}
+    ),
+)
+
+ALL = CONCURRENT + DELAYED_SENDS + ORDERLY + TRANSACTIONS + REFUSED_SENDS
+BY_NAME = {scenario.name: scenario for scenario in ALL}
