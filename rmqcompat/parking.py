@@ -24,8 +24,11 @@ Timer messages (``TIMER_DELIVER_MS``, RocketMQ 5) keep an absolute deadline in t
 much the sender's clock is behind the forwarder's, late by however much it is ahead.
 The hops that carry them count from append time like any level.
 
-Released messages keep ``REAL_TOPIC`` and ``REAL_QID`` as RocketMQ keeps them; ``DELAY``,
-``DUE_TIME`` and (once delivered) ``TIMER_DELIVER_MS`` are removed.
+Released messages keep ``REAL_TOPIC``, ``REAL_QID`` and ``DELAY`` (the level waited on)
+as Apache RocketMQ 5.5.0 delivers them; ``DUE_TIME`` is removed. A delivered timer message
+has no ``DELAY`` (its levels were hops of ours) but RocketMQ's timer properties:
+``TIMER_DELIVER_MS`` kept, ``TIMER_OUT_MS`` (the delivery time), ``TIMER_ENQUEUE_MS``
+(first parked) and ``TIMER_DEQUEUE_MS`` (released).
 """
 
 from __future__ import annotations
@@ -42,9 +45,9 @@ from rmqcompat.wire import OutgoingRecord
 #: ``REAL_QID`` of a message whose partition the real topic's partitioner picks (by key),
 #: as Kafka's "unassigned partition" -1.
 ANY_QUEUE = -1
-#: What releasing a parked record removes (``REAL_TOPIC`` and ``REAL_QID`` stay).
-RELEASE_STRIPS = frozenset({props.DELAY, props.DUE_TIME})
-_PARKING_PROPERTIES = (props.REAL_TOPIC, props.REAL_QID, *RELEASE_STRIPS)
+#: What releasing a parked record removes (``REAL_TOPIC``, ``REAL_QID``, ``DELAY`` stay).
+RELEASE_STRIPS = frozenset({props.DUE_TIME})
+_PARKING_PROPERTIES = (props.REAL_TOPIC, props.REAL_QID, props.DELAY, props.DUE_TIME)
 
 
 def park(
@@ -77,6 +80,7 @@ def park(
     due = now_ms + delay
     if props.TIMER_DELIVER_MS in properties:
         due = min(due, max(now_ms, props.decode_int(properties, props.TIMER_DELIVER_MS)))
+        out.setdefault(props.TIMER_ENQUEUE_MS, props.encode_int(now_ms))
     out[props.DELAY] = props.encode_int(level)
     out[props.DUE_TIME] = props.encode_int(due)
     return OutgoingRecord(
@@ -120,7 +124,8 @@ class Release:
 
 
 def release(properties: Mapping[str, str], levels: DelayLevels, now_ms: int) -> Release:
-    """Strip ``DELAY`` and ``DUE_TIME``; a timer message not yet due hops on to a level.
+    """Strip ``DUE_TIME``; a timer message not yet due hops on to a level, a due one gets
+    RocketMQ's timer properties instead of its hop's ``DELAY``.
 
     Raises:
         MalformedHeaderError: ``REAL_TOPIC`` is missing or a number is malformed.
@@ -134,8 +139,10 @@ def release(properties: Mapping[str, str], levels: DelayLevels, now_ms: int) -> 
     next_level = None
     if props.TIMER_DELIVER_MS in cleaned:
         next_level = first_level(cleaned, levels, now_ms)
-    if next_level is None:
-        cleaned.pop(props.TIMER_DELIVER_MS, None)
+        if next_level is None:
+            cleaned.pop(props.DELAY, None)
+            cleaned[props.TIMER_OUT_MS] = cleaned[props.TIMER_DELIVER_MS]
+            cleaned[props.TIMER_DEQUEUE_MS] = props.encode_int(now_ms)
     return Release(real_topic, real_qid(properties), cleaned, next_level)
 
 

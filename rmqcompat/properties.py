@@ -26,6 +26,11 @@ TRAN_MSG = "TRAN_MSG"
 PGROUP = "PGROUP"
 #: RocketMQ 5 timer messages: absolute delivery time in epoch milliseconds.
 TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
+#: What RocketMQ's timer adds to a delivered timer message (epoch milliseconds): when it
+#: was first parked, when it was released, and the delivery time it was released for.
+TIMER_ENQUEUE_MS = "TIMER_ENQUEUE_MS"
+TIMER_DEQUEUE_MS = "TIMER_DEQUEUE_MS"
+TIMER_OUT_MS = "TIMER_OUT_MS"
 
 # rmqcompat's own properties (RocketMQ keeps these in the message header fields).
 FLAG = "FLAG"
@@ -40,8 +45,18 @@ REPLAY_TIME = "REPLAY_TIME"
 
 #: Properties of one delivery of a message, dropped when it is sent again (sent back for
 #: a retry, or replayed from its dead letter): where it was parked and due, where the
-#: forwarder read it, when its listener call started.
-TRANSIENT = (DUE_TIME, DELAY, REAL_TOPIC, REAL_QID, TIMER_DELIVER_MS, CONSUME_START_TIME)
+#: forwarder read it, its timer's times, when its listener call started.
+TRANSIENT = (
+    DUE_TIME,
+    DELAY,
+    REAL_TOPIC,
+    REAL_QID,
+    TIMER_DELIVER_MS,
+    TIMER_ENQUEUE_MS,
+    TIMER_DEQUEUE_MS,
+    TIMER_OUT_MS,
+    CONSUME_START_TIME,
+)
 
 KEY_SEPARATOR = " "
 

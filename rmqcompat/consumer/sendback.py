@@ -25,6 +25,7 @@ from rmqcompat.retry import (
     Destination,
     DestinationKind,
     RetryPolicy,
+    dead_letter_properties,
     route_failed,
     sendback_properties,
 )
@@ -224,14 +225,15 @@ class SendBack:
         self._sink.produce(record, done)
 
     def _record(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> OutgoingRecord:
-        properties = sendback_properties(msg, msg.topic, reconsume_times)
         if dest.kind is DestinationKind.DLQ:
+            properties = dead_letter_properties(msg, self._policy, msg.topic, reconsume_times)
             return OutgoingRecord(
                 to_kafka_topic(dest.real_topic, self._namespace),
                 msg.body,
                 msg.key,
                 props.to_headers(properties),
             )
+        properties = sendback_properties(msg, msg.topic, reconsume_times)
         return park(
             msg.body,
             msg.key,

@@ -7,12 +7,12 @@ the next level; :class:`Quarantine` a record that cannot be parsed. Parsing happ
 check,
 so a poison record is set aside at once instead of blocking its partition until "due".
 
-A forwarded record keeps ``REAL_TOPIC`` and ``REAL_QID`` (as RocketMQ does) and goes to
+A forwarded record keeps ``REAL_TOPIC``, ``REAL_QID`` and ``DELAY`` (as RocketMQ does) and goes to
 partition ``REAL_QID`` of its real topic, or to the partition its key picks when that is
 :data:`rmqcompat.parking.ANY_QUEUE`.
 
 This runs once per forwarded record, so the common case (no timer property) is a fast
-path: it keeps the record's raw header bytes minus ``DELAY`` and ``DUE_TIME`` instead of
+path: it keeps the record's raw header bytes minus ``DUE_TIME`` instead of
 re-encoding every property, and it validates and maps each real topic name once
 (:class:`Planner` caches it). Timer messages take the general path through
 :func:`rmqcompat.parking.release`; a unit test pins both paths to the same output.

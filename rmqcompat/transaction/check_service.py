@@ -159,10 +159,11 @@ class CheckService:
                 )
                 self._decide(half, OpKind.ROLLBACK, discard=True)
                 return
-            self._decide(half, OpKind.CHECK, due.checks_done + 1)
+            check = due.checks_done + 1
+            self._decide(half, OpKind.CHECK, check)
             kind = decision(self._checker(half.message))
             if kind is not None:
-                self._decide(half, kind)
+                self._decide(half, kind, check)
         except EndTransactionError as exc:
             _log.warning("check of %s not recorded, retried later: %s", half.message.msg_id, exc)
 

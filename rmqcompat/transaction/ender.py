@@ -78,7 +78,7 @@ class TransactionEnder:
         """
         records = [op_record(half, kind, self._namespace, check_times)]
         if kind is OpKind.COMMIT:
-            records.insert(0, committed_record(half, self._namespace))
+            records.insert(0, committed_record(half, self._namespace, check_times))
         elif discard:
             records.insert(0, discarded_copy(half, self._namespace))
         with self._lock:

@@ -1,16 +1,18 @@
 """The records of a transaction (pure): half message, its op records, the committed message.
 
 - A *half* record goes to ``RMQ_SYS_TRANS_HALF_TOPIC`` with the message's body and
-  properties plus ``REAL_TOPIC`` (where a commit sends it), ``TRAN_MSG=true`` and
-  ``PGROUP`` (the producer group that checks it). A delay level or timer is dropped, as
+  properties plus ``REAL_TOPIC`` (where a commit sends it), ``TRAN_MSG=true``, ``PGROUP``
+  (the producer group that checks it) and ``__transactionId__`` (its message id, as
+  RocketMQ's broker writes it on the half). A delay level or timer is dropped, as
   RocketMQ drops it for transactional messages.
 - An *op* record goes to ``RMQ_SYS_TRANS_OP_HALF_TOPIC``, partition = the half's
   partition, and says what happened to the half at ``TRAN_PREPARED_QUEUE_OFFSET``:
   ``commit``, ``rollback`` (both final) or ``check`` (the ``TRANSACTION_CHECK_TIMES``-th
   check is being made; it makes the count survive restarts).
 - The *committed* record is the half's body, key and properties on ``REAL_TOPIC``, minus
-  ``REAL_TOPIC``/``REAL_QID`` and the check count (as RocketMQ's ``EndTransactionProcessor``
-  keeps ``TRAN_MSG``, ``PGROUP`` and the message id).
+  ``REAL_TOPIC``/``REAL_QID`` (as RocketMQ's ``EndTransactionProcessor`` keeps
+  ``TRAN_MSG``, ``PGROUP``, ``__transactionId__`` and the message id); committed by a
+  check, it says which one in ``TRANSACTION_CHECK_TIMES``, as RocketMQ's renewed half does.
 - A half still undecided after ``check_max`` checks is rolled back and a *copy* of it, as
   stored, goes to ``TRANS_CHECK_MAX_TIME_TOPIC`` (RocketMQ's ``resolveDiscardMsg``), where
   an operator can still find it.
@@ -39,6 +41,8 @@ from rmqcompat.wire import KafkaRecord, OutgoingRecord, TopicDecoder, decode_pro
 CHECK_TIMES = "TRANSACTION_CHECK_TIMES"
 CHECK_IMMUNITY_TIME_IN_SECONDS = "CHECK_IMMUNITY_TIME_IN_SECONDS"
 HALF_OFFSET = "TRAN_PREPARED_QUEUE_OFFSET"
+#: RocketMQ's transaction id property: the half's message id.
+TRANSACTION_ID = "__transactionId__"
 #: What an op record says (rmqcompat's own header; RocketMQ uses a tag on the op message).
 OP_KIND = "TRAN_OP"
 
@@ -98,6 +102,7 @@ def half_record(
     properties[props.REAL_TOPIC] = msg.topic
     properties[props.TRAN_MSG] = "true"
     properties[props.PGROUP] = group
+    properties[TRANSACTION_ID] = msg_id
     topic = to_kafka_topic(TRANS_HALF_TOPIC, namespace)
     return OutgoingRecord(topic, msg.body_bytes(), None, props.to_headers(properties))
 
@@ -132,10 +137,13 @@ def _half_message(
     return MessageExt(real, value, msg_id, partition, offset, born, ts, 0, properties, key)
 
 
-def committed_record(half: Half, namespace: str) -> OutgoingRecord:
-    """The record a COMMIT delivers to the half's real topic."""
+def committed_record(half: Half, namespace: str, check_times: int = 0) -> OutgoingRecord:
+    """The record a COMMIT delivers to the half's real topic; ``check_times``: the check
+    that committed it (0: the local transaction did)."""
     message = half.message
     kept = {k: v for k, v in message.properties.items() if k not in _NOT_COPIED}
+    if check_times:
+        kept[CHECK_TIMES] = props.encode_int(check_times)
     topic = to_kafka_topic(message.topic, namespace)
     return OutgoingRecord(topic, message.body, message.key, props.to_headers(kept))
 

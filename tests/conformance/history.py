@@ -39,8 +39,17 @@ IGNORED_PROPERTIES = {
     "TRACE_ON": "RocketMQ's per-broker trace switch",
     "WAIT": "RocketMQ's waitStoreMsgOK flag of the send",
 }
-#: Properties compared by presence only: ids and queue numbers that differ by nature.
-PRESENCE_ONLY = ("ORIGIN_MESSAGE_ID", "REAL_QID")
+#: Properties compared by presence only: ids, queue numbers and timer timestamps that
+#: differ by nature.
+PRESENCE_ONLY = (
+    "ORIGIN_MESSAGE_ID",
+    "REAL_QID",
+    "TIMER_DELIVER_MS",
+    "TIMER_ENQUEUE_MS",
+    "TIMER_DEQUEUE_MS",
+    "TIMER_OUT_MS",
+    "__transactionId__",
+)
 
 
 @dataclass(frozen=True)

@@ -29,37 +29,6 @@ _RECONSUME = Expected(
 KAFKA_HEADERS = (_BORN,)
 #: ... and for a message that was sent back (retried or dead-lettered).
 KAFKA_HEADERS_SENT_BACK = (_BORN, _RECONSUME)
-_DELAY_KEPT = Expected(
-    "*.properties.DELAY",
-    "issue 23 new deviation: RocketMQ keeps DELAY=<level> on a message delivered after a "
-    "delay hop (retry or delayed send), and the send-back's level on a dead letter (0 from "
-    "the ladder, -1 from an orderly consumer); rmqcompat removes it",
-)
-_TIMER_KEPT = Expected(
-    "*.properties.TIMER_*",
-    "issue 23 new deviation: RocketMQ delivers a message sent with a delivery time with "
-    "TIMER_DELIVER_MS, TIMER_ENQUEUE_MS, TIMER_DEQUEUE_MS and TIMER_OUT_MS; rmqcompat with none",
-)
-_TRANSACTION_PROPS = Expected(
-    "*.deliveries.*.properties.[T_]*",
-    "issue 23 new deviation: RocketMQ delivers a committed transactional message with "
-    "__transactionId__ (and TRANSACTION_CHECK_TIMES when a check committed it); rmqcompat "
-    "with neither",
-)
-_MAX_ADDED = Expected(
-    "*.properties.MAX_RECONSUME_TIMES",
-    "issue 23 new deviation: RocketMQ's send-back writes no MAX_RECONSUME_TIMES on the retry "
-    "nor on the dead letter; rmqcompat adds it",
-)
-_DLQ_REAL = Expected(
-    "*.dlq.properties.REAL_*",
-    "issue 23 new deviation: RocketMQ's dead letter of a retried message keeps "
-    "REAL_TOPIC=%RETRY%<group> and REAL_QID; rmqcompat's has neither",
-)
-#: A message retried through the delay levels (and dead-lettered after a retry).
-RETRIED = (_DELAY_KEPT, _MAX_ADDED)
-DEAD_AT_ONCE = (_DELAY_KEPT, _MAX_ADDED)
-DEAD_AFTER_RETRY = (_DELAY_KEPT, _MAX_ADDED, _DLQ_REAL)
 
 
 def _later_then_success(name: str, failure: Reply) -> Scenario:
@@ -68,20 +37,16 @@ def _later_then_success(name: str, failure: Reply) -> Scenario:
         (Send("k1", properties={"user": "u1"}),),
         {"k1": (failure, SUCCESS)},
         expected=KAFKA_HEADERS_SENT_BACK,
-        deviations=RETRIED,
     )
 
 
-def _always_later(
-    name: str, max_reconsume_times: int, deviations: tuple[Expected, ...]
-) -> Scenario:
+def _always_later(name: str, max_reconsume_times: int) -> Scenario:
     return Scenario(
         name,
         (Send("k1", tags="TagA", properties={"user": "u1"}),),
         {"k1": (LATER,)},
         max_reconsume_times=max_reconsume_times,
         expected=KAFKA_HEADERS_SENT_BACK,
-        deviations=deviations,
     )
 
 
@@ -98,33 +63,29 @@ CONCURRENT = (
         {"k1": (Reply("success", ack_index=0),)},
         batch_size=3,
         expected=KAFKA_HEADERS_SENT_BACK,
-        deviations=RETRIED,
     ),
     Scenario(
         "delay_level_minus_one",
         (Send("k1", properties={"user": "u1"}),),
         {"k1": (Reply("later", delay_level=-1),)},
         expected=KAFKA_HEADERS_SENT_BACK,
-        deviations=DEAD_AT_ONCE,
     ),
     Scenario(
         "delay_level_four",
         (Send("k1"),),
         {"k1": (Reply("later", delay_level=4), SUCCESS)},
         expected=KAFKA_HEADERS_SENT_BACK,
-        deviations=RETRIED,
     ),
-    _always_later("max_reconsume_zero", 0, DEAD_AT_ONCE),
-    _always_later("max_reconsume_one", 1, DEAD_AFTER_RETRY),
-    _always_later("max_reconsume_three", 3, DEAD_AFTER_RETRY),
-    _always_later("max_reconsume_default", -1, DEAD_AFTER_RETRY),
+    _always_later("max_reconsume_zero", 0),
+    _always_later("max_reconsume_one", 1),
+    _always_later("max_reconsume_three", 3),
+    _always_later("max_reconsume_default", -1),
     Scenario(
         "tag_filter_with_retries",
         (Send("k1", tags="TagA"), Send("k2", tags="TagB"), Send("k3", tags="TagC")),
         {"k1": (LATER, SUCCESS), "k3": (LATER, SUCCESS)},
         subscription="TagA || TagC",
         expected=KAFKA_HEADERS_SENT_BACK,
-        deviations=RETRIED,
     ),
     Scenario(
         "young_queue_new_group_from_last",
@@ -147,14 +108,12 @@ DELAYED_SENDS = (
         (Send("k1", delay_level=3), Send("k2", delay_level=2)),
         consumer_first=True,
         expected=KAFKA_HEADERS,
-        deviations=(_DELAY_KEPT,),
     ),
     Scenario(
         "delayed_send_by_time",
         (Send("k1", deliver_after_ms=3000),),
         consumer_first=True,
         expected=KAFKA_HEADERS,
-        deviations=(_TIMER_KEPT,),
     ),
 )
 
@@ -181,7 +140,6 @@ ORDERLY = (
         max_reconsume_times=2,
         # RocketMQ's orderly dead letter carries RECONSUME_TIME as a property too
         expected=KAFKA_HEADERS,
-        deviations=(_DELAY_KEPT,),
     ),
     Scenario(
         "orderly_broadcasting_max_reconsume_reached",
@@ -191,14 +149,6 @@ ORDERLY = (
         model="BROADCASTING",
         max_reconsume_times=1,
         expected=KAFKA_HEADERS,
-        deviations=(
-            Expected(
-                "k1.*",
-                "issue 23 known deviation: BROADCASTING orderly drops a message at its limit;"
-                " RocketMQ sends it to %DLQ% (reconsume times 2 for max 1, DELAY -1, "
-                "MAX_RECONSUME_TIMES 1)",
-            ),
-        ),
     ),
 )
 
@@ -213,34 +163,18 @@ TRANSACTIONS = (
             "k4": Transaction("unknown", ("rollback",)),
         },
         expected=KAFKA_HEADERS,
-        deviations=(_TRANSACTION_PROPS,),
     ),
     Scenario(
         "transaction_check_max_reached",
         (Send("k1"),),
         transaction={"k1": Transaction("unknown")},
         quiet_ms=8000,
-        deviations=(
-            Expected(
-                "k1.check_max_copies",
-                "issue 23 known deviation: a half discarded at check_max leaves no copy; "
-                "RocketMQ keeps one in TRANS_CHECK_MAX_TIME_TOPIC",
-            ),
-        ),
     ),
     Scenario(
         "transaction_topic_missing",
         (Send("k1"),),
         transaction={"k1": Transaction("commit")},
         create_topic=False,
-        deviations=(
-            Expected(
-                "k1.*",
-                "issue 23 known deviation: a transactional send to a missing topic runs the "
-                "local transaction and stores the half; RocketMQ refuses the send first "
-                "(local transaction never called)",
-            ),
-        ),
     ),
 )
 

@@ -114,8 +114,8 @@ def test_release_strips_parking_properties() -> None:
     decoded = props.from_headers(_park({"user": "u", props.TAGS: "A"}, 3).headers)
     released = release(decoded, LEVELS, NOW + 10 * S)
     assert released.real_topic == "%RETRY%G"
-    # RocketMQ keeps REAL_TOPIC and REAL_QID on the delivered message.
-    kept = {props.REAL_TOPIC: "%RETRY%G", props.REAL_QID: "-1"}
+    # Apache RocketMQ 5.5.0 delivers it with REAL_TOPIC, REAL_QID and the level waited on.
+    kept = {props.REAL_TOPIC: "%RETRY%G", props.REAL_QID: "-1", props.DELAY: "3"}
     assert released.properties == {"user": "u", props.TAGS: "A", **kept}
     assert released.next_level is None
 
@@ -125,15 +125,23 @@ def test_release_of_a_timer_not_yet_due_hops_again() -> None:
     decoded = props.from_headers(_park(timer, 18).headers)
     released = release(decoded, LEVELS, NOW + 2 * H)
     assert released.next_level == 17
-    assert released.properties == {**timer, props.REAL_TOPIC: "%RETRY%G", props.REAL_QID: "-1"}
+    parked = {props.REAL_TOPIC: "%RETRY%G", props.REAL_QID: "-1", props.DELAY: "18"}
+    assert released.properties == {**timer, **parked, props.TIMER_ENQUEUE_MS: str(NOW)}
 
 
-def test_release_of_a_due_timer_drops_the_timer_property() -> None:
-    timer = {props.TIMER_DELIVER_MS: str(NOW + 5 * S)}
-    decoded = props.from_headers(_park(timer, 2).headers)
-    released = release(decoded, LEVELS, NOW + 5 * S)
+def test_a_due_timer_is_released_with_rocketmq_timer_properties_not_its_hop_level() -> None:
+    deliver = str(NOW + 5 * S)
+    decoded = props.from_headers(_park({props.TIMER_DELIVER_MS: deliver}, 2).headers)
+    released = release(decoded, LEVELS, NOW + 5 * S + 7)
     assert released.next_level is None
-    assert props.TIMER_DELIVER_MS not in released.properties
+    assert props.DELAY not in released.properties
+    timer = {k: v for k, v in released.properties.items() if k.startswith("TIMER_")}
+    assert timer == {
+        props.TIMER_DELIVER_MS: deliver,
+        props.TIMER_OUT_MS: deliver,
+        props.TIMER_ENQUEUE_MS: str(NOW),
+        props.TIMER_DEQUEUE_MS: str(NOW + 5 * S + 7),
+    }
 
 
 @pytest.mark.parametrize(
@@ -169,4 +177,4 @@ def test_timer_hops_arrive_exactly_at_the_delivery_time(offset_ms: int) -> None:
         released = release(props.from_headers(_park(properties, level, now).headers), LEVELS, now)
         properties, level = released.properties, released.next_level
     assert now == deliver
-    assert props.TIMER_DELIVER_MS not in properties
+    assert properties[props.TIMER_OUT_MS] == str(deliver)

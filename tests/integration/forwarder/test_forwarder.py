@@ -35,7 +35,7 @@ def real_topic(kafka_bootstrap, namespace) -> str:
     return f"{namespace}.Orders"
 
 
-def test_due_record_arrives_no_earlier_than_due_with_parking_headers_removed(
+def test_due_record_arrives_no_earlier_than_due_with_its_due_time_removed(
     kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
     user = {"TAGS": "A", "KEYS": "k1 k2", "app-prop": "x", props.UNIQ_KEY: "id-1"}
@@ -48,7 +48,8 @@ def test_due_record_arrives_no_earlier_than_due_with_parking_headers_removed(
     )
     (msg,) = read(kafka_bootstrap, real_topic, client_overrides, count=1)
     assert (msg.key(), msg.value()) == (b"k", b"hello")
-    kept = {props.REAL_TOPIC: "Orders", props.REAL_QID: "-1"}  # RocketMQ keeps both
+    # as Apache RocketMQ 5.5.0 delivers it: REAL_TOPIC, REAL_QID and the level waited on
+    kept = {props.REAL_TOPIC: "Orders", props.REAL_QID: "-1", props.DELAY: "3"}
     assert dict(msg.headers()) == {name: value.encode() for name, value in {**user, **kept}.items()}
     # The forwarder's produce time is the record's CreateTime (same host clock).
     assert msg.timestamp()[1] >= due
@@ -129,8 +130,13 @@ def test_timer_message_hops_through_levels_and_arrives_at_its_time(
     (msg,) = read(kafka_bootstrap, real_topic, client_overrides, count=1)
     assert msg.value() == b"timer"
     assert msg.timestamp()[1] >= deliver_at
-    kept = {props.REAL_TOPIC: b"Orders", props.REAL_QID: b"-1"}
-    assert dict(msg.headers()) == {"app-prop": b"y", **kept}
+    headers = dict(msg.headers())
+    timer = {name: headers.pop(name) for name in list(headers) if name.startswith("TIMER_")}
+    kept = {props.REAL_TOPIC: b"Orders", props.REAL_QID: b"-1"}  # no DELAY: hops are ours
+    assert headers == {"app-prop": b"y", **kept}
+    # RocketMQ's timer properties: the time asked, first parked, released
+    assert timer[props.TIMER_DELIVER_MS] == timer[props.TIMER_OUT_MS] == str(deliver_at).encode()
+    assert int(timer[props.TIMER_ENQUEUE_MS]) < deliver_at <= int(timer[props.TIMER_DEQUEUE_MS])
     assert metric(forwarder, "rmqcompat_forwarder_hops_total", level="400ms") >= 1
 
 

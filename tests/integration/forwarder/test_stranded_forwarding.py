@@ -54,7 +54,8 @@ def test_a_forwarder_with_another_table_serves_the_clients_level_topics(
     finally:
         forwarder.shutdown()
     assert msg.partition() == 1  # REAL_QID
-    assert dict(msg.headers()) == {"u": b"1", props.REAL_TOPIC: b"Orders", props.REAL_QID: b"1"}
+    kept = {props.REAL_TOPIC: b"Orders", props.REAL_QID: b"1", props.DELAY: b"1"}
+    assert dict(msg.headers()) == {"u": b"1", **kept}
 
 
 def test_a_level_topic_no_forwarder_consumes_shows_in_topics_verify(

@@ -63,14 +63,15 @@ def plan(record: FakeRecord, now: int = NOW, delay: int = 1000):
     return plan_head(record, delay, LEVELS, NS, now)
 
 
-def test_due_record_goes_to_its_real_topic_with_parking_headers_removed() -> None:
+def test_due_record_goes_to_its_real_topic_with_its_due_time_removed() -> None:
     result = plan(parked())
     assert isinstance(result, Forward) and not result.hop
     assert result.due_ms == NOW
     assert result.record.topic == "ns1.rmq.retry.g1"
     assert (result.record.key, result.record.value) == (b"key", b"body")
     headers = dict(result.record.headers)
-    kept = {props.REAL_TOPIC: b"%RETRY%g1", props.REAL_QID: b"-1"}  # RocketMQ keeps both
+    # as Apache RocketMQ 5.5.0 delivers it: REAL_TOPIC, REAL_QID and the level waited on
+    kept = {props.REAL_TOPIC: b"%RETRY%g1", props.REAL_QID: b"-1", props.DELAY: b"2"}
     assert headers == {"USER": b"u", props.UNIQ_KEY: b"id1", **kept}
     assert result.record.partition is None  # REAL_QID -1: the key picks the partition
 
@@ -96,10 +97,12 @@ def test_timer_message_not_yet_at_its_time_hops_to_the_largest_fitting_level() -
     assert headers[props.REAL_TOPIC] == "%RETRY%g1"
 
 
-def test_timer_message_at_its_time_is_delivered_without_timer_header() -> None:
+def test_timer_message_at_its_time_is_delivered_with_its_timer_headers() -> None:
     result = plan(parked(level=2, **{props.TIMER_DELIVER_MS: str(NOW)}))
     assert isinstance(result, Forward) and not result.hop
-    assert props.TIMER_DELIVER_MS not in dict(result.record.headers)
+    headers = dict(result.record.headers)
+    assert headers[props.TIMER_OUT_MS] == headers[props.TIMER_DELIVER_MS] == str(NOW).encode()
+    assert props.DELAY not in headers
 
 
 def _headers(**values: bytes | None) -> list[tuple[str, bytes | None]]:

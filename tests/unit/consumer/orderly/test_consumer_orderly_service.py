@@ -195,7 +195,9 @@ def test_past_max_reconsume_times_the_message_is_dead_lettered_and_the_partition
     (record,) = sink.records
     assert record.topic == DLQ
     headers = dict(record.headers)
-    assert headers["RECONSUME_TIME"] == b"3" and "MAX_RECONSUME_TIMES" not in headers
+    # RocketMQ 5 orderly dead letters carry the limit, and DELAY -1
+    assert headers["RECONSUME_TIME"] == b"3" and headers["MAX_RECONSUME_TIMES"] == b"2"
+    assert headers["DELAY"] == b"-1"
     assert partitions.get(A).pq.commit_offset() == 2
     assert partitions.get(A).consume_failed == 3 and partitions.get(A).consume_ok == 1
     service.shutdown()
