@@ -95,12 +95,23 @@ class Runs:
             # driver's wait ends: a run that saw nothing at all is run once more (with new
             # names). Its second word stands, so a real difference still shows.
             again = f"{name}-again-{suffix}"
-            reference = on_rocketmq(self._broker, scenario, f"T-{again}", f"G-{again}")
+            rerun = on_rocketmq(self._broker, scenario, f"T-{again}", f"G-{again}")
+            reference = _renamed(rerun, {f"T-{again}": topic, f"G-{again}": group})
         _dump(name, {"rocketmq": reference, "rmqcompat": ours})
         return history(reference, scenario), history(ours, scenario)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _renamed(raw: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """``raw`` with every occurrence of each key of ``names`` (a topic or group name, in
+    any value: topics seen, RETRY_TOPIC, %DLQ% names) replaced by its value."""
+    text = json.dumps(raw)
+    for old, new in names.items():
+        text = text.replace(old, new)
+    result: dict[str, Any] = json.loads(text)
+    return result
 
 
 def _delivered(observed: dict[str, Any]) -> bool:
