@@ -208,19 +208,25 @@ def own_dev_broker(session_broker: SessionBroker) -> Iterator[DevBroker]:
 
 
 @pytest.fixture(scope="session")
-def kafka_cluster() -> Iterator[DevCluster]:
+def kafka_clusters_run() -> None:
+    """Skips a test of Apache Kafka clusters in the sessions of another broker
+    (``RMQCOMPAT_BOOTSTRAP_SERVERS``, or a ``RMQCOMPAT_TEST_BROKER`` other than ``kafka``:
+    the Tansu run) and where Java is missing: they run once, in the Apache Kafka run."""
+    kind = "external" if os.environ.get(BOOTSTRAP_ENV) else _configured_dev_kind()
+    if kind != "kafka" or not java_available():
+        pytest.skip(f"the three-node cluster runs Apache Kafka (Java); this session: {kind}")
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(kafka_clusters_run: None) -> Iterator[DevCluster]:
     """A three-node Apache Kafka dev cluster (KRaft, loopback), started on first use and
     shared by the session's tests; the session broker is another one.
 
     Fault tests kill, freeze and restart its nodes: each must leave every node running
-    when it ends. Skipped in the sessions of another broker (``RMQCOMPAT_BOOTSTRAP_SERVERS``
-    or a ``RMQCOMPAT_TEST_BROKER`` other than ``kafka``) and where Java is missing.
+    when it ends. Skipped as :func:`kafka_clusters_run` says.
     """
     from rmqcompat.devbroker import DevCluster
 
-    kind = "external" if os.environ.get(BOOTSTRAP_ENV) else _configured_dev_kind()
-    if kind != "kafka" or not java_available():
-        pytest.skip(f"the three-node cluster runs Apache Kafka (Java); this session: {kind}")
     cluster = DevCluster(3)
     cluster.start()
     _BROKERS_USED.append(

@@ -126,9 +126,8 @@ def test_data_dir_is_refused_for_a_broker_that_keeps_no_data(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("kafka_clusters_run")
 def test_nodes_3_runs_a_three_broker_kafka_cluster_until_sigterm() -> None:
-    if not java_available():
-        pytest.skip(NO_JAVA)
     first = _free_run(6)
     process = subprocess.Popen(
         [*CLI, "--kind", "kafka", "--nodes", "3", "--port", str(first)],

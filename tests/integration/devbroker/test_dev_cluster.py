@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from waiting import wait_until
 
-from rmqcompat.devbroker import DevCluster, java_available
+from rmqcompat.devbroker import DevCluster
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import REPLICATED, TopicSpec
 
@@ -51,9 +51,8 @@ def test_a_killed_leader_comes_back_with_its_data_while_two_nodes_go_on(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("kafka_clusters_run")
 def test_a_kept_data_dir_brings_the_cluster_back_with_its_topics(tmp_path: Path) -> None:
-    if not java_available():
-        pytest.skip("no Java 17+ here")
     topic = "kept"
     with DevCluster(3, data_dir=tmp_path) as first:
         _create(first.bootstrap_servers, topic)
