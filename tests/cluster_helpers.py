@@ -3,6 +3,7 @@ waiting for the replicas to catch up again after a fault."""
 
 from __future__ import annotations
 
+from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from waiting import wait_until
 
@@ -41,6 +42,22 @@ def restore(cluster: DevCluster, *topics: str) -> None:
     wait_until(lambda: len(_brokers(bootstrap)) == len(cluster.nodes), what="every broker")
     for topic in topics:
         wait_until(lambda t=topic: all_in_sync(bootstrap, t), what=f"{topic} in sync")
+
+
+def committed_and_ends(bootstrap: str, group_id: str, topics: list[str]) -> list[str]:
+    """``topic[partition]=committed/end`` for every partition of ``topics``."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id})
+    try:
+        out = []
+        for topic in topics:
+            found = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+            tps = [TopicPartition(topic, p) for p in sorted(found)]
+            for tp in consumer.committed(tps, timeout=10):
+                end = consumer.get_watermark_offsets(tp, timeout=10)[1]
+                out.append(f"{topic}[{tp.partition}]={tp.offset}/{end}")
+        return out
+    finally:
+        consumer.close()
 
 
 def _brokers(bootstrap: str) -> dict[int, object]:
