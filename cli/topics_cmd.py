@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -17,7 +18,7 @@ from rmqcompat.forwarder.settings import forwarder_group
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, DelayLevels
-from rmqcompat.topics.spec import TopologySpec
+from rmqcompat.topics.spec import REPLICATED, TopologySpec
 from rmqcompat.topics.topology import (
     KINDS,
     Topology,
@@ -25,6 +26,7 @@ from rmqcompat.topics.topology import (
     provision_topology,
     verify_topology,
     with_partitions,
+    with_replication,
 )
 from rmqcompat.topics.verify_forwarding import unserved_level_topics
 
@@ -49,6 +51,17 @@ def _topology_options(command: F) -> F:
             help=f"Partition count of one kind ({', '.join(KINDS)}); repeatable.",
         ),
         click.option(
+            "--replication",
+            "replication",
+            multiple=True,
+            metavar="KIND=N",
+            help=(
+                "Replication factor of one kind: a number, -1 (the broker's default) or "
+                "auto (min(3, brokers), 2 in sync with 3; every kind but business); "
+                "repeatable."
+            ),
+        ),
+        click.option(
             "--max-message-size",
             type=click.IntRange(min=1),
             default=DEFAULT_MAX_MESSAGE_SIZE,
@@ -61,18 +74,27 @@ def _topology_options(command: F) -> F:
     return command
 
 
-def _parse_partitions(values: tuple[str, ...]) -> dict[str, int]:
-    parsed: dict[str, int] = {}
+def _per_kind(values: tuple[str, ...], hint: str, pattern: str) -> dict[str, str]:
+    parsed: dict[str, str] = {}
     for value in values:
-        kind, sep, count = value.partition("=")
-        if not sep or not count.strip().isdigit():
-            raise click.BadParameter(f"{value!r} is not KIND=N", param_hint="--partitions")
-        parsed[kind.strip()] = int(count)
+        kind, sep, setting = value.partition("=")
+        if not sep or not re.fullmatch(pattern, setting.strip()):
+            raise click.BadParameter(f"{value!r} is not KIND=N", param_hint=hint)
+        parsed[kind.strip()] = setting.strip()
     return parsed
 
 
+def _replication_factor(value: str) -> int | None:
+    return REPLICATED if value == "auto" else int(value)
+
+
 def _topology(ctx: CliContext, options: dict[str, Any]) -> Topology:
-    spec = with_partitions(TopologySpec(), _parse_partitions(options["partitions"]))
+    partitions = _per_kind(options["partitions"], "--partitions", r"\d+")
+    replication = _per_kind(options["replication"], "--replication", r"auto|-1|\d+")
+    spec = with_replication(
+        with_partitions(TopologySpec(), {k: int(v) for k, v in partitions.items()}),
+        {kind: _replication_factor(value) for kind, value in replication.items()},
+    )
     return build_topology(
         groups=options["groups"],
         topics=options["topics"],

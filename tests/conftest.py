@@ -40,7 +40,7 @@ from rmqcompat.devbroker import (
 )
 
 if TYPE_CHECKING:
-    from rmqcompat.devbroker import DevBroker
+    from rmqcompat.devbroker import DevBroker, DevCluster
 
 BOOTSTRAP_ENV = "RMQCOMPAT_BOOTSTRAP_SERVERS"
 BROKER_KIND_ENV = "RMQCOMPAT_TEST_BROKER"
@@ -205,6 +205,38 @@ def own_dev_broker(session_broker: SessionBroker) -> Iterator[DevBroker]:
     kind = session_broker.dev.kind if session_broker.dev else _configured_dev_kind()
     with DevBroker(kind=kind) as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def kafka_clusters_run() -> None:
+    """Skips a test of Apache Kafka clusters in the sessions of another broker
+    (``RMQCOMPAT_BOOTSTRAP_SERVERS``, or a ``RMQCOMPAT_TEST_BROKER`` other than ``kafka``:
+    the Tansu run) and where Java is missing: they run once, in the Apache Kafka run."""
+    kind = "external" if os.environ.get(BOOTSTRAP_ENV) else _configured_dev_kind()
+    if kind != "kafka" or not java_available():
+        pytest.skip(f"the three-node cluster runs Apache Kafka (Java); this session: {kind}")
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(kafka_clusters_run: None) -> Iterator[DevCluster]:
+    """A three-node Apache Kafka dev cluster (KRaft, loopback), started on first use and
+    shared by the session's tests; the session broker is another one.
+
+    Fault tests kill, freeze and restart its nodes: each must leave every node running
+    when it ends. Skipped as :func:`kafka_clusters_run` says.
+    """
+    from rmqcompat.devbroker import DevCluster
+
+    cluster = DevCluster(3)
+    cluster.start()
+    _BROKERS_USED.append(
+        f"Apache Kafka {KAFKA_VERSION} three-node dev cluster at {cluster.bootstrap_servers}"
+    )
+    try:
+        yield cluster
+        gc.collect()
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from rmqcompat.errors import TopologyError
 from rmqcompat.topics.naming import collision_key, to_kafka_topic
-from rmqcompat.topics.spec import TopicSpec
+from rmqcompat.topics.spec import BROKER_DEFAULT, TopicSpec
 
 ADMIN_TIMEOUT_S = 30.0
 _VISIBLE_POLL_S = 0.05
@@ -30,6 +30,9 @@ def ensure_topics(
     subscribes in that window is told the topic does not exist and looks again only at its
     next metadata refresh (5 minutes by default).
 
+    A :data:`~rmqcompat.topics.spec.REPLICATED` spec gets its replicas from the brokers
+    the cluster lists now (:meth:`TopicSpec.on_cluster`).
+
     Returns the physical names that were created (existing ones are left alone).
 
     Raises:
@@ -39,9 +42,15 @@ def ensure_topics(
     """
     wanted = {to_kafka_topic(logical, namespace): spec for logical, spec in topics.items()}
     admin = AdminClient(dict(admin_settings))
-    existing = set(admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics)
+    metadata = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
+    existing = set(metadata.topics)
     check_collisions(wanted, existing)
-    missing = [_new_topic(name, spec) for name, spec in wanted.items() if name not in existing]
+    brokers = len(metadata.brokers)
+    missing = [
+        _new_topic(name, spec.on_cluster(brokers))
+        for name, spec in wanted.items()
+        if name not in existing
+    ]
     if not missing:
         return []
     created, appearing = [], []
@@ -102,10 +111,12 @@ def check_collisions(wanted: Iterable[str], existing: Iterable[str]) -> None:
 
 
 def _new_topic(name: str, spec: TopicSpec) -> NewTopic:
+    """``spec`` as resolved by :meth:`TopicSpec.on_cluster` (its replication is decided)."""
+    replicas = spec.replication_factor
     return NewTopic(
         name,
         num_partitions=spec.partitions,
-        replication_factor=spec.replication_factor,
+        replication_factor=BROKER_DEFAULT if replicas is None else replicas,
         config=dict(spec.configs),
     )
 

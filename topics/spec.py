@@ -18,24 +18,58 @@ TIMESTAMP_TYPE = "message.timestamp.type"
 LOG_APPEND_TIME = "LogAppendTime"
 
 
+#: The topic config: how many replicas must have a write before an ``acks=all`` produce
+#: succeeds (fewer in sync: the partition refuses writes rather than risk losing them).
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+#: What a replicated internal topic gets: at most 3 replicas, 2 in sync once it has 3.
+MAX_REPLICAS = 3
+MIN_IN_SYNC = 2
+#: ``replication_factor`` values: the broker's ``default.replication.factor``, or
+#: rmqcompat's choice at creation (``min(3, brokers)``, :meth:`TopicSpec.on_cluster`).
+BROKER_DEFAULT = -1
+REPLICATED = None
+
+
 @dataclass(frozen=True)
 class TopicSpec:
     """How one Kafka topic is created: partitions, replication factor and topic configs.
 
-    ``replication_factor=-1`` lets the broker use its default.
+    ``replication_factor``: a number of replicas; ``-1`` (:data:`BROKER_DEFAULT`) lets the
+    broker use its default; ``None`` (:data:`REPLICATED`) is decided when the topic is
+    created, from the brokers the cluster has then (:meth:`on_cluster`).
     """
 
     partitions: int = 1
-    replication_factor: int = -1
+    replication_factor: int | None = BROKER_DEFAULT
     configs: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.partitions < 1:
             raise ConfigError(f"partitions must be >= 1, not {self.partitions}")
-        if self.replication_factor == 0 or self.replication_factor < -1:
+        factor = self.replication_factor
+        if factor is not None and (factor == 0 or factor < BROKER_DEFAULT):
             raise ConfigError(
-                f"replication_factor must be >= 1 or -1, not {self.replication_factor}"
+                f"replication_factor must be >= 1, -1 (the broker's default) or None "
+                f"(auto: min(3, brokers)), not {factor}"
             )
+
+    def on_cluster(self, brokers: int) -> TopicSpec:
+        """This spec as created on a cluster of ``brokers`` (live) brokers.
+
+        A :data:`REPLICATED` spec gets ``min(3, brokers)`` replicas and, with 3, a
+        ``min.insync.replicas`` of 2 (unless its configs set one): an ``acks=all`` write
+        then survives the loss of any one broker, and the topic stays writable while one
+        broker is down. Other specs are returned as they are.
+        """
+        if self.replication_factor is not REPLICATED:
+            return self
+        if brokers < 1:  # a broker that lists no brokers: leave it to its default
+            return dataclasses.replace(self, replication_factor=BROKER_DEFAULT)
+        replicas = min(MAX_REPLICAS, brokers)
+        configs = dict(self.configs)
+        if replicas >= MAX_REPLICAS:
+            configs.setdefault(MIN_INSYNC_REPLICAS, str(MIN_IN_SYNC))
+        return dataclasses.replace(self, replication_factor=replicas, configs=configs)
 
     def sized_for(self, max_message_size: int) -> TopicSpec:
         """A copy that accepts bodies of ``max_message_size`` (``max.message.bytes``).
@@ -53,7 +87,11 @@ class TopologySpec:
     """Specs per kind: business topics, retry topics, DLQs, delay levels, trace, quarantine,
     transaction (the half and op topics of transactional producers).
 
-    Defaults: retry and level topics keep a week; DLQs and quarantine keep forever
+    Defaults: every kind but business topics is :data:`REPLICATED` (``min(3, brokers)``
+    replicas, 2 in sync with 3: :meth:`TopicSpec.on_cluster`), so a parked, retried,
+    dead-lettered, traced or replayed message survives the loss of a broker; business
+    topics belong to the application and get the broker's default. Retry and level
+    topics keep a week; DLQs and quarantine keep forever
     (``retention.ms=-1``) so no dead letter expires before an operator looks at it.
     Level topics stamp records with the broker's append time
     (``message.timestamp.type=LogAppendTime``): it bounds how far the parker's clock is
@@ -67,19 +105,19 @@ class TopologySpec:
     """
 
     business: TopicSpec = TopicSpec(partitions=4)
-    retry: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
-    dlq: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": "-1"})
+    retry: TopicSpec = TopicSpec(1, REPLICATED, {"retention.ms": str(_WEEK_MS)})
+    dlq: TopicSpec = TopicSpec(1, REPLICATED, {"retention.ms": "-1"})
     delay: TopicSpec = TopicSpec(
-        partitions=4, configs={"retention.ms": str(_WEEK_MS), TIMESTAMP_TYPE: LOG_APPEND_TIME}
+        4, REPLICATED, {"retention.ms": str(_WEEK_MS), TIMESTAMP_TYPE: LOG_APPEND_TIME}
     )
-    trace: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
-    quarantine: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": "-1"})
+    trace: TopicSpec = TopicSpec(1, REPLICATED, {"retention.ms": str(_WEEK_MS)})
+    quarantine: TopicSpec = TopicSpec(1, REPLICATED, {"retention.ms": "-1"})
     #: Half messages and their op records (the two must have equal partition counts: the
     #: op records of half partition p live in op partition p).
-    transaction: TopicSpec = TopicSpec(partitions=1, configs={"retention.ms": str(_WEEK_MS)})
+    transaction: TopicSpec = TopicSpec(1, REPLICATED, {"retention.ms": str(_WEEK_MS)})
     #: The dead-letter replay ledger: one partition (one ordered log), compacted, forever.
     ledger: TopicSpec = TopicSpec(
-        partitions=1, configs={"cleanup.policy": "compact", "retention.ms": "-1"}
+        1, REPLICATED, {"cleanup.policy": "compact", "retention.ms": "-1"}
     )
 
     def sized_for(self, max_message_size: int) -> TopologySpec:

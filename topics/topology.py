@@ -37,7 +37,7 @@ from rmqcompat.topics.naming import (
     validate_topic,
 )
 from rmqcompat.topics.provision import ADMIN_TIMEOUT_S, ensure_topics
-from rmqcompat.topics.spec import TopicSpec, TopologySpec
+from rmqcompat.topics.spec import BROKER_DEFAULT, TopicSpec, TopologySpec
 
 Kind = Literal["business", "retry", "dlq", "delay", "trace", "quarantine", "transaction", "ledger"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
@@ -249,11 +249,25 @@ def with_partitions(spec: TopologySpec, partitions: Mapping[str, int]) -> Topolo
     Raises:
         ConfigError: an unknown kind or a count below 1.
     """
+    return _per_kind(spec, "partitions", partitions)
+
+
+def with_replication(spec: TopologySpec, factors: Mapping[str, int | None]) -> TopologySpec:
+    """A copy of ``spec`` with the replication factors of some kinds replaced (a number,
+    ``-1`` for the broker's default, ``None`` for ``min(3, brokers)``).
+
+    Raises:
+        ConfigError: an unknown kind or an illegal factor.
+    """
+    return _per_kind(spec, "replication_factor", factors)
+
+
+def _per_kind(spec: TopologySpec, setting: str, values: Mapping[str, object]) -> TopologySpec:
     changes: dict[str, TopicSpec] = {}
-    for kind, count in partitions.items():
+    for kind, value in values.items():
         if kind not in KINDS:
             raise ConfigError(f"unknown topic kind {kind!r}; kinds are {', '.join(KINDS)}")
-        changes[kind] = dataclasses.replace(getattr(spec, kind), partitions=count)
+        changes[kind] = dataclasses.replace(getattr(spec, kind), **{setting: value})
     return dataclasses.replace(spec, **changes)
 
 
@@ -333,6 +347,10 @@ class VerifyReport:
 def verify_topology(admin_settings: Mapping[str, Any], topology: Topology) -> VerifyReport:
     """Check that every topic exists with its partition count, replication and configs.
 
+    Replication is checked against what the spec asks on the cluster as it is now
+    (:meth:`TopicSpec.on_cluster` with the brokers listed): a topic with fewer replicas in
+    any partition is a mismatch; more is not.
+
     Returns a report; call :meth:`VerifyReport.raise_for_mismatches` to turn it into an error.
 
     Raises:
@@ -340,12 +358,14 @@ def verify_topology(admin_settings: Mapping[str, Any], topology: Topology) -> Ve
     """
     admin = AdminClient(dict(admin_settings))
     try:
-        metadata = admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics
+        cluster = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
     except KafkaException as exc:
         raise TopologyError(f"could not list topics: {exc.args[0]}") from exc
+    metadata = cluster.topics
     mismatches: list[Mismatch] = []
     present: list[PlannedTopic] = []
-    for topic in topology.topics:
+    for planned in topology.topics:
+        topic = dataclasses.replace(planned, spec=planned.spec.on_cluster(len(cluster.brokers)))
         found = _layout_mismatches(topic, metadata.get(topic.physical))
         mismatches += found
         if not any(m.problem == "missing" for m in found):
@@ -361,9 +381,10 @@ def _layout_mismatches(topic: PlannedTopic, metadata: Any) -> list[Mismatch]:
     partitions = len(metadata.partitions)
     if partitions != topic.spec.partitions:
         out.append(_mismatch(topic, "partitions", topic.spec.partitions, partitions))
+    # More replicas than asked is no risk; fewer is (a lost broker may lose records).
     replicas = {len(partition.replicas) for partition in metadata.partitions.values()}
     wanted = topic.spec.replication_factor
-    if wanted != -1 and replicas != {wanted}:
+    if wanted is not None and wanted != BROKER_DEFAULT and min(replicas, default=0) < wanted:
         out.append(_mismatch(topic, "replication", wanted, sorted(replicas)))
     return out
 

@@ -1,31 +1,31 @@
-"""Apache Kafka itself as a dev broker: jars from Maven Central, one KRaft node on loopback.
+"""Apache Kafka itself as a dev broker: jars from Maven Central, KRaft nodes on loopback.
 
 The first use resolves ``org.apache.kafka:kafka_2.13`` at :data:`KAFKA_VERSION` with its
 runtime dependencies (about 45 MB) into a versioned cache directory with Maven, once; later
 starts need neither Maven nor the network. Each broker then gets its own data directory
-with a ``server.properties`` (combined broker and controller, static quorum of one voter),
+with a ``server.properties`` (combined broker and controller, a static quorum: one voter,
+or every node of a cluster, :mod:`rmqcompat.devbroker.quorum`),
 a log directory formatted by ``kafka.tools.StorageTool``, and runs as
 ``java -cp 'jars/*' kafka.Kafka server.properties``.
 
 Settings that only make tests fast (no initial rebalance delay, short minimum session
-timeout, one partition and one replica for internal topics) live in the server properties
+timeout, one partition for internal topics) live in the server properties
 here, never in product defaults.
 """
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-import uuid
 from importlib import resources
 from pathlib import Path
 
 from rmqcompat.cache import CACHE_DIR_ENV, cache_root
+from rmqcompat.devbroker.quorum import Quorum
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.java import java_on_path
 
@@ -152,12 +152,13 @@ def _resolve_into(jars: Path) -> None:
 
 
 def prepare_data_dir(
-    java: str, jars: Path, host: str, port: int, controller_port: int, data_dir: Path
+    java: str, jars: Path, host: str, port: int, quorum: Quorum, data_dir: Path
 ) -> Path:
     """Write ``server.properties`` into ``data_dir`` and format its log dir if it is new.
 
     A data directory formatted before keeps its cluster id, topics, records and offsets;
-    the ports may change between runs.
+    a lone node's ports may change between runs (a cluster node's may not: the other
+    voters know them).
 
     Returns:
         The path of the properties file.
@@ -167,9 +168,9 @@ def prepare_data_dir(
     """
     config = data_dir / _CONFIG_NAME
     log_dir = data_dir / _LOG_DIR_NAME
-    config.write_text(server_properties(host, port, controller_port, log_dir), encoding="utf-8")
+    config.write_text(server_properties(host, port, quorum, log_dir), encoding="utf-8")
     if not (log_dir / "meta.properties").exists():
-        _format(java, jars, config)
+        _format(java, jars, config, quorum.cluster_id)
     return config
 
 
@@ -186,26 +187,32 @@ def store_controller_port(data_dir: Path, port: int) -> None:
     (data_dir / _CONTROLLER_PORT_NAME).write_text(str(port), encoding="ascii")
 
 
-def server_properties(host: str, port: int, controller_port: int, log_dir: Path) -> str:
-    """The broker's configuration: one combined KRaft node on loopback, tuned for tests."""
+def server_properties(host: str, port: int, quorum: Quorum, log_dir: Path) -> str:
+    """The broker's configuration: a combined KRaft node on loopback, tuned for tests.
+
+    Kafka's own topics get min(3, nodes) replicas (2 in sync once there are 3); topics
+    created without a replication factor still get one replica (Kafka's default), so a
+    client that forgets to ask for replication is caught on a cluster.
+    """
+    replicas, in_sync = str(quorum.internal_replication()), str(quorum.internal_min_in_sync())
     settings = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.voters": f"1@{host}:{controller_port}",
-        "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
+        "node.id": str(quorum.node_id),
+        "controller.quorum.voters": quorum.voters(host),
+        "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{quorum.controller_port}",
         "advertised.listeners": f"PLAINTEXT://{host}:{port}",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "log.dirs": str(log_dir),
-        # One node: every internal topic has one replica; one partition each starts fast.
-        "offsets.topic.replication.factor": "1",
+        # One partition for each internal topic starts fast.
+        "offsets.topic.replication.factor": replicas,
         "offsets.topic.num.partitions": "1",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.replication.factor": replicas,
+        "transaction.state.log.min.isr": in_sync,
         "transaction.state.log.num.partitions": "1",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": replicas,
+        "share.coordinator.state.topic.min.isr": in_sync,
         "share.coordinator.state.topic.num.partitions": "1",
         # As production clusters are usually set up (and docker/compose.yaml): a client
         # that leans on auto-creation fails here instead of in production.
@@ -223,8 +230,7 @@ def command(java: str, jars: Path, config: Path) -> list[str]:
     return [java, *_jvm_options(), "-cp", _classpath(jars), "kafka.Kafka", str(config)]
 
 
-def _format(java: str, jars: Path, config: Path) -> None:
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+def _format(java: str, jars: Path, config: Path, cluster_id: str) -> None:
     argv = [java, *_jvm_options(), "-cp", _classpath(jars), "kafka.tools.StorageTool"]
     # one "--cluster-id=" argument: an id may start with "-" (1 in 64), read as an option
     argv += ["format", f"--cluster-id={cluster_id}", "-c", str(config)]

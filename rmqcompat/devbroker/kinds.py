@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from rmqcompat.devbroker import apache_kafka
+from rmqcompat.devbroker import apache_kafka, quorum
 from rmqcompat.devbroker.errors import DevBrokerError, DevBrokerUnavailableError
 from rmqcompat.devbroker.ports import free_port, port_is_free
 
@@ -162,16 +162,22 @@ def _launch_apache_kafka(host: str, port: int, data_dir: Path | None) -> list[st
         jars = apache_kafka.kafka_jars()
     except apache_kafka.KafkaRuntimeError as exc:
         raise DevBrokerUnavailableError(str(exc)) from exc
+    # A cluster node finds its quorum (fixed ports, shared cluster id) in its data directory.
+    node_quorum = quorum.load(data_dir) or quorum.alone(_lone_controller_port(port, data_dir))
+    try:
+        config = apache_kafka.prepare_data_dir(java, jars, host, port, node_quorum, data_dir)
+    except apache_kafka.KafkaRuntimeError as exc:
+        raise DevBrokerError(str(exc)) from exc
+    return apache_kafka.command(java, jars, config)
+
+
+def _lone_controller_port(port: int, data_dir: Path) -> int:
     # The controller listens on a port of its own; a restart takes the same one if it can.
     controller_port = apache_kafka.stored_controller_port(data_dir)
     if controller_port is None or controller_port == port or not port_is_free(controller_port):
         controller_port = free_port()
     apache_kafka.store_controller_port(data_dir, controller_port)
-    try:
-        config = apache_kafka.prepare_data_dir(java, jars, host, port, controller_port, data_dir)
-    except apache_kafka.KafkaRuntimeError as exc:
-        raise DevBrokerError(str(exc)) from exc
-    return apache_kafka.command(java, jars, config)
+    return controller_port
 
 
 def _required(data_dir: Path | None) -> Path:

@@ -14,18 +14,17 @@ import tempfile
 import time
 from collections import deque
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from rmqcompat.devbroker.errors import DevBrokerError
 from rmqcompat.devbroker.kinds import BrokerFlavour, DevBrokerKind, flavour
 from rmqcompat.devbroker.ports import HOST, accepts_connections, ensure_port_free, free_port
+from rmqcompat.devbroker.running import StartStop
 
 _LOG_TAIL_LINES = 20
 _METADATA_PROBE_TIMEOUT_S = 1.0
 
 
-class DevBroker:
+class DevBroker(StartStop):
     """One dev broker process (Apache Kafka, Tansu or noida-db) on ``127.0.0.1:port``.
 
     The constructor does no I/O. :meth:`start` spawns the process and blocks until it
@@ -151,6 +150,18 @@ class DevBroker:
         self._stop_process(keep_data=True)
         return self.start()
 
+    def kill(self) -> None:
+        """End the broker at once (SIGKILL), as a crash would: no clean shutdown.
+
+        Its data directory stays: :meth:`start` brings it back on the same port, with its
+        data for the kinds that keep some.
+
+        Raises:
+            DevBrokerError: if the broker is not running.
+        """
+        self._running_process()
+        self._stop_process(keep_data=False)
+
     def freeze(self) -> None:
         """Suspend the broker (SIGSTOP): it keeps its sockets but answers nothing."""
         self._signal(signal.SIGSTOP)
@@ -158,18 +169,6 @@ class DevBroker:
     def thaw(self) -> None:
         """Resume a frozen broker (SIGCONT)."""
         self._signal(signal.SIGCONT)
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _stop_process(self, *, keep_data: bool) -> None:
         process, self._process = self._process, None

@@ -28,6 +28,7 @@ def replay_producer(config: ClientConfig, group: str) -> Producer:
         "producer",
         **{
             "transactional.id": transactional_id(config.namespace, group),
+            "acks": "all",
             "enable.idempotence": True,
             "transaction.timeout.ms": int(TXN_TIMEOUT_S * 1000),
         },

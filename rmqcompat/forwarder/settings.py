@@ -97,5 +97,6 @@ def consumer_settings(config: ClientConfig) -> dict[str, Any]:
 
 
 def producer_settings(config: ClientConfig) -> dict[str, Any]:
-    # Idempotence keeps the order of forwarded records across librdkafka's own retries.
-    return config.librdkafka("producer", **{"enable.idempotence": True})
+    # Idempotence keeps the order of forwarded records across librdkafka's own retries;
+    # acks=all: a forwarded record is on every in-sync replica before its offset commits.
+    return config.librdkafka("producer", **{"acks": "all", "enable.idempotence": True})

@@ -219,9 +219,10 @@ class KafkaTraceSink:
             provision_topology(client.librdkafka("admin"), planned)
         except (KafkaException, RmqCompatError) as exc:  # the broker may auto-create it
             _log.warning("could not create trace topic %s: %s", self.topic, exc)
-        # idempotent: a retried produce never stores an event twice
+        # idempotent: a retried produce never stores an event twice; acks=all: an event the
+        # audit counts on survives the loss of a broker
         settings = self._client.librdkafka(
-            "producer", **{"linger.ms": 50, "enable.idempotence": True}
+            "producer", **{"linger.ms": 50, "acks": "all", "enable.idempotence": True}
         )
         return self._producer_factory(settings)
 

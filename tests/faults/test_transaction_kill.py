@@ -6,6 +6,7 @@ transaction of its COMMIT, after the committed message was produced and before t
 transaction commits. Either way a restarted producer of the same group (same instance
 name: it fences the dead one and aborts its open transaction) checks the half and
 delivers the message exactly once; read_committed readers never see the aborted copy.
+On the session broker and on the three-node cluster.
 """
 
 from __future__ import annotations
@@ -91,10 +92,19 @@ def _run_child(args: list[str]) -> tuple[subprocess.Popen[str], str, bool]:
     return proc, msg_id, in_tx
 
 
+@pytest.fixture(params=["one broker", "three-node cluster"])
+def where(request: pytest.FixtureRequest) -> str:
+    """The session broker, or the three-node cluster (its transaction topics and Kafka's
+    transaction state replicated three times, two in sync)."""
+    if request.param == "one broker":
+        return str(request.getfixturevalue("kafka_bootstrap"))
+    return str(request.getfixturevalue("kafka_cluster").bootstrap_servers)
+
+
 @pytest.mark.parametrize("mode", ["during-local", "during-commit"])
 def test_killed_producer_is_settled_after_restart(
     mode: str,
-    kafka_bootstrap: str,
+    where: str,
     namespace: str,
     unique_name: Any,
     client_overrides: dict[str, Any],
@@ -102,6 +112,7 @@ def test_killed_producer_is_settled_after_restart(
 ) -> None:
     if mode == "during-commit" and broker_kind == "tansu":
         pytest.skip(TANSU_ABORTS_VISIBLE)
+    kafka_bootstrap = where
     group, topic = unique_name("txk"), unique_name("txk")
     create_topic(kafka_bootstrap, topic, namespace, partitions=2)
     cfg = json.dumps(client_overrides)

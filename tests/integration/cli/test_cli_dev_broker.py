@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from rmqcompat.devbroker import DEV_BROKER_KINDS, HOST, free_port, java_available
+from rmqcompat.devbroker.ports import port_is_free
 
 CLI = [sys.executable, "-m", "rmqcompat.cli.main", "dev-broker"]
 NO_JAVA = "no Java 17+ here: the kafka kind cannot run (rmqcompat dev-broker says so too)"
@@ -122,3 +123,49 @@ def test_data_dir_is_refused_for_a_broker_that_keeps_no_data(tmp_path: Path) -> 
 
     assert result.returncode == 2
     assert "the tansu broker keeps no data" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("kafka_clusters_run")
+def test_nodes_3_runs_a_three_broker_kafka_cluster_until_sigterm() -> None:
+    first = _free_run(6)
+    process = subprocess.Popen(
+        [*CLI, "--kind", "kafka", "--nodes", "3", "--port", str(first)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        brokers = [f"{HOST}:{port}" for port in range(first, first + 3)]
+        assert line == f"bootstrap.servers={','.join(brokers)}\n"
+        # every node answers on its own, and knows the other two
+        for address in brokers:
+            metadata = AdminClient({"bootstrap.servers": address}).list_topics(timeout=10)
+            assert sorted(metadata.brokers) == [1, 2, 3]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+        assert not any(_accepts_connections(port) for port in range(first, first + 6))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _free_run(count: int) -> int:
+    """The first of ``count`` consecutive free loopback ports in 39800-39830, the range
+    kept for manual clusters on the shared machines."""
+    for first in range(39800, 39831 - count):
+        if all(port_is_free(port) for port in range(first, first + count)):
+            return first
+    pytest.skip("no run of free ports in 39800-39830")
+
+
+@pytest.mark.parametrize("kind", ["tansu", "noida"])
+def test_nodes_above_1_need_the_kafka_kind(kind: str) -> None:
+    result = subprocess.run(
+        [*CLI, "--kind", kind, "--nodes", "3"], capture_output=True, text=True, timeout=60
+    )
+
+    assert result.returncode == 2
+    assert "a cluster of 3 nodes runs Apache Kafka: add --kind kafka" in result.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rmqcompat.cache import CACHE_DIR_ENV, cache_root
-from rmqcompat.devbroker import DevBroker, DevBrokerUnavailableError, apache_kafka
+from rmqcompat.devbroker import DevBroker, DevBrokerUnavailableError, apache_kafka, quorum
 from rmqcompat.devbroker.apache_kafka import KafkaRuntimeError
 
 
@@ -22,7 +22,8 @@ def _properties(text: str) -> dict[str, str]:
 
 
 def test_server_properties_are_one_loopback_kraft_node_tuned_for_tests(tmp_path: Path) -> None:
-    props = _properties(apache_kafka.server_properties("127.0.0.1", 9092, 9093, tmp_path))
+    lone = quorum.alone(9093)
+    props = _properties(apache_kafka.server_properties("127.0.0.1", 9092, lone, tmp_path))
 
     assert props["process.roles"] == "broker,controller"
     assert props["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
@@ -35,6 +36,43 @@ def test_server_properties_are_one_loopback_kraft_node_tuned_for_tests(tmp_path:
     assert props["offsets.topic.replication.factor"] == "1"
     assert props["transaction.state.log.min.isr"] == "1"
     assert props["auto.create.topics.enable"] == "false"
+
+
+def test_a_cluster_node_votes_with_every_node_and_replicates_kafkas_own_topics(
+    tmp_path: Path,
+) -> None:
+    node = quorum.Quorum(2, {1: 9101, 2: 9102, 3: 9103}, quorum.new_cluster_id())
+    props = _properties(apache_kafka.server_properties("127.0.0.1", 9002, node, tmp_path))
+
+    assert props["node.id"] == "2"
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:9002,CONTROLLER://127.0.0.1:9102"
+    assert props["controller.quorum.voters"] == (
+        "1@127.0.0.1:9101,2@127.0.0.1:9102,3@127.0.0.1:9103"
+    )
+    for topic in ("offsets.topic", "transaction.state.log", "share.coordinator.state.topic"):
+        assert props[f"{topic}.replication.factor"] == "3"
+    assert props["transaction.state.log.min.isr"] == "2"
+    # topics created without a replication factor keep Kafka's default of one replica
+    assert "default.replication.factor" not in props
+
+
+def test_two_nodes_replicate_kafkas_own_topics_twice_with_one_in_sync() -> None:
+    pair = quorum.Quorum(1, {1: 9101, 2: 9102}, "id")
+    assert (pair.internal_replication(), pair.internal_min_in_sync()) == (2, 1)
+
+
+def test_a_quorum_written_into_a_data_dir_is_read_back(tmp_path: Path) -> None:
+    node = quorum.Quorum(3, {1: 9101, 2: 9102, 3: 9103}, quorum.new_cluster_id())
+    assert quorum.load(tmp_path) is None  # a lone node's directory
+
+    node.save(tmp_path)
+
+    assert quorum.load(tmp_path) == node
+
+
+def test_a_node_outside_its_voters_is_refused() -> None:
+    with pytest.raises(ValueError, match="node 4 is not one of the voters"):
+        quorum.Quorum(4, {1: 9101, 2: 9102, 3: 9103}, "id")
 
 
 @pytest.fixture
@@ -141,7 +179,8 @@ def test_a_cluster_id_starting_with_a_dash_is_not_read_as_an_option(
 
     monkeypatch.setattr(apache_kafka, "_run", run)
     monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(bytes=b"\xf8" + b"\x00" * 15))
-    apache_kafka._format("java", tmp_path, tmp_path / "server.properties")
+    cluster_id = quorum.new_cluster_id()
+    apache_kafka._format("java", tmp_path, tmp_path / "server.properties", cluster_id)
     (argv,) = seen
     ids = [a for a in argv if a.startswith("--cluster-id=")]
     assert ids == ["--cluster-id=-AAAAAAAAAAAAAAAAAAAAA"]

@@ -1,0 +1,236 @@
+"""Faults in the middle of the retry ladder on the three-node cluster: nothing is lost.
+
+Each test runs the scenario of ``ladder_scenario`` (10,000 messages, failures at ladder
+steps 0, 1 and 2, ackIndex and per-message batches, 100 dead letters, then a replay of the
+DLQ) with two consumer and two forwarder processes, and injects one fault once a third of
+the messages have succeeded. The history is then checked against the fault-free
+expectation: every message succeeded at the reconsume count its fate says, the dead ones
+were dead-lettered and succeeded after the replay, nothing is lost, the replay ledger has
+one entry per dead letter, and the duplicates stay within the bound stated in
+docs/faults.md for that fault (a restarted or fenced process repeats what it had done but
+not committed). Figures are printed: run with ``-s`` to see them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cluster_helpers import committed_and_ends, leader_of, restore
+from consumer_helpers import read_all
+from health_watch import HealthWatch, healthy
+from ladder_scenario import (
+    DELAY_TABLE,
+    GROUP,
+    MESSAGES,
+    TOPIC,
+    History,
+    Processes,
+    expected_dead,
+    produce,
+    provision,
+    wait_for,
+)
+
+from rmqcompat.config import ClientConfig
+from rmqcompat.devbroker import DevCluster
+from rmqcompat.dlq.ledger import read_ledger
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.naming import dlq_topic, kafka_group_id, retry_topic, to_kafka_topic
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+
+#: The level topic of the first retry (level 3): the busiest one of the ladder.
+FIRST_RETRY_LEVEL = DelayLevels.parse(DELAY_TABLE).topics()[2]
+FREEZE_S = 20.0
+#: Successes after the fault that show the ladder moves again.
+RESUMED = 500
+#: How far a partition's committed offset may trail what its consumer has processed: the
+#: consumer stops fetching a partition whose in-flight messages span 2000 offsets
+#: (SEMANTICS 7), and a message whose send-back waits (a level partition without a
+#: leader) holds the commit back while the rest of the window is consumed. A rebalance
+#: hands the partition over at its committed offset, so the window is consumed again.
+WINDOW = 2000
+#: Partitions the group consumes: the business topic's 4 and the retry topic's 1.
+CONSUMED_PARTITIONS = 5
+#: A broker fault can move the group coordinator and the leaders of partitions being
+#: consumed and sent back to, and each move may cost a rebalance: at most two windows of
+#: every consumed partition are repeated (measured: 6.6k to 10.5k; docs/faults.md).
+BROKER_FAULT_BOUND = 2 * WINDOW * CONSUMED_PARTITIONS
+#: A SIGKILLed consumer's partitions are repeated from their committed offsets (one window
+#: at most of each: 2 business partitions and possibly the retry partition), and a
+#: SIGKILLed forwarder's forwarded-but-uncommitted records are forwarded again (measured:
+#: 1.2k and 3.0k).
+PROCESS_KILL_BOUND = 3 * WINDOW
+
+
+@dataclass
+class Run:
+    """One scenario run: the cluster, the processes and where their logs go."""
+
+    cluster: DevCluster
+    namespace: str
+    processes: Processes
+    logs: Path
+
+    @property
+    def bootstrap(self) -> str:
+        return self.cluster.bootstrap_servers
+
+    def history(self) -> History:
+        dlq = read_all(self.bootstrap, dlq_topic(GROUP), self.namespace, settle=0.2)
+        return History.read(self.logs, [body for _, body in dlq])
+
+    def succeeded(self) -> int:
+        return len(History.read(self.logs, []).succeeded())
+
+    def level_leader(self) -> int:
+        return leader_of(self.bootstrap, to_kafka_topic(FIRST_RETRY_LEVEL, self.namespace))
+
+
+@pytest.fixture
+def run(
+    kafka_cluster: DevCluster,
+    namespace: str,
+    client_overrides: dict[str, str | int],
+    tmp_path: Path,
+) -> Iterator[Run]:
+    bootstrap = kafka_cluster.bootstrap_servers
+    provision(bootstrap, namespace)
+    processes = Processes(bootstrap, namespace, dict(client_overrides), tmp_path)
+    try:
+        processes.start()
+        yield Run(kafka_cluster, namespace, processes, tmp_path)
+    finally:
+        processes.stop()
+        restore(kafka_cluster)
+
+
+def test_without_a_fault_the_history_is_the_expected_one(run: Run) -> None:
+    """The reference: without a fault the scenario repeats nothing (measured: 0), unless
+    the loaded machine costs a member its session all the same: one window a partition."""
+    _scenario(run, lambda: None, "no fault", WINDOW * CONSUMED_PARTITIONS)
+
+
+def test_leader_of_a_level_partition_sigkilled_while_forwarding(run: Run) -> None:
+    def fault() -> None:
+        node = run.cluster.node(run.level_leader())
+        node.kill()
+        before = run.succeeded()
+        wait_for(lambda: run.succeeded() >= before + RESUMED, "the ladder without the node")
+        node.start()
+
+    _scenario(run, fault, "leader of a level partition SIGKILLed, restarted", BROKER_FAULT_BOUND)
+
+
+@pytest.mark.xfail(
+    reason=(
+        "consumer bug, not fixed here: after a broker is frozen 20 s mid-ladder, one "
+        "business partition's committed offset can stay behind a message whose settlement "
+        "never completes, and the partition's last messages are never delivered (2 of 5 "
+        "runs: docs/faults.md); nothing was lost in any run"
+    ),
+    strict=False,
+)
+def test_a_broker_frozen_for_20_s(run: Run) -> None:
+    def fault() -> None:
+        node = run.cluster.node(run.level_leader())
+        node.freeze()
+        time.sleep(FREEZE_S)
+        node.thaw()
+
+    name = f"leader of a level partition frozen {FREEZE_S:.0f} s"
+    _scenario(run, fault, name, BROKER_FAULT_BOUND)
+
+
+def test_a_rolling_restart_of_the_three_brokers(run: Run) -> None:
+    """Each node in turn is stopped cleanly and started again, the next one only once the
+    level topics are fully in sync again (as an operator's rolling restart does)."""
+    levels = [to_kafka_topic(t, run.namespace) for t in DelayLevels.parse(DELAY_TABLE).topics()]
+
+    def fault() -> None:
+        for node in run.cluster.nodes:
+            node.restart()
+            restore(run.cluster, *levels)
+
+    _scenario(run, fault, "rolling restart of the three brokers", BROKER_FAULT_BOUND)
+
+
+def test_a_consumer_and_a_forwarder_sigkilled_mid_ladder(run: Run) -> None:
+    def fault() -> None:
+        run.processes.kill_and_restart("consumers")
+        run.processes.kill_and_restart("forwarders")
+
+    _scenario(run, fault, "a consumer and a forwarder SIGKILLed, restarted", PROCESS_KILL_BOUND)
+
+
+def _scenario(run: Run, fault: Callable[[], None], name: str, bound: int) -> None:
+    started = time.monotonic()
+    watch = HealthWatch(run.processes.health_ports)
+    watch.start()
+    produce(run.bootstrap, run.namespace)
+    wait_for(lambda: run.succeeded() >= MESSAGES // 3, "a third of the messages")
+    before = run.succeeded()
+    fault_at = time.monotonic()
+    try:
+        fault()
+        resumed = wait_for(lambda: run.succeeded() >= before + RESUMED, "the ladder to move on")
+        stalled = time.monotonic() - fault_at
+        # every forwarder running now is healthy again (the figure: how long one was not)
+        wait_for(lambda: all(map(healthy, run.processes.health_ports())), "healthy forwarders")
+    finally:
+        watch.stop()
+    try:
+        wait_for(lambda: run.history().ladder_done(), "every message settled or dead-lettered")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; {_where_they_stand(run)}") from None
+    replayed = _replay(run)
+    wait_for(lambda: run.history().replay_done(), "the replayed messages")
+    history = run.history()
+    ledger = list(read_ledger(ClientConfig(run.bootstrap, run.namespace)))
+    print(
+        f"\n{name}: {MESSAGES} messages, {len(history.lost())} lost, "
+        f"{history.duplicates()} duplicate successes (bound {bound}; at most "
+        f"{history.most_successes()} of one message), "
+        f"{history.dead_letter_duplicates()} duplicate dead letters, "
+        f"{sum(history.dead_letters.values())} dead letters, {replayed} replayed; "
+        f"{RESUMED} more successes {stalled:.1f} s after the fault began "
+        f"({resumed:.1f} s after it ended); a forwarder unhealthy for at most "
+        f"{watch.longest_unhealthy_s:.1f} s; whole run {time.monotonic() - started:.0f} s"
+    )
+    assert not history.lost()
+    assert set(history.dead_letters) == expected_dead()
+    assert not history.off_the_ladder()
+    assert {entry.origin_msg_id for entry in ledger} == {f"m{n}" for n in expected_dead()}
+    assert len(ledger) == sum(history.dead_letters.values()) == replayed
+    assert history.duplicates() <= bound
+
+
+def _where_they_stand(run: Run) -> str:
+    """Which messages are unsettled, and the group's committed offsets against the ends of
+    the partitions it consumes: a message behind its partition's committed offset was
+    skipped, one ahead of it is still waiting."""
+    history = run.history()
+    dead = expected_dead()
+    unsettled = sorted(set(range(MESSAGES)) - history.succeeded() - set(history.dead_letters))
+    waiting = [n for n in unsettled if n not in dead or n not in history.dead_letters]
+    group = kafka_group_id(GROUP, run.namespace)
+    offsets = committed_and_ends(run.bootstrap, group, [f"{run.namespace}.{TOPIC}"])
+    retry = to_kafka_topic(retry_topic(GROUP), run.namespace)
+    offsets += committed_and_ends(run.bootstrap, group, [retry])
+    return f"unsettled: {waiting[:20]} ({len(waiting)}); committed/end: {offsets}"
+
+
+def _replay(run: Run) -> int:
+    """Replay the group's DLQ with the CLI; the number of dead letters it replayed."""
+    argv = [sys.executable, "-m", "rmqcompat.cli.main", "--bootstrap-servers", run.bootstrap]
+    argv += ["--namespace", run.namespace, "dlq", "replay", "--group", GROUP, "--yes", "--json"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return int(json.loads(done.stdout)["groups"][GROUP]["replayed"])
