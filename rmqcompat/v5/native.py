@@ -1,0 +1,82 @@
+"""The core push consumer one 5.x consumer runs per subscribed topic.
+
+RocketMQ 5 consumers subscribe and unsubscribe while running; rmqcompat's core consumer
+takes its subscriptions before ``start``. So a 5.x consumer runs one core consumer per
+topic, all in the consumer group: Kafka shares each topic's partitions among the members
+that subscribe to it, and every member also reads the group's ``%RETRY%`` topic (with
+``*``), so a retried message reaches the 5.x consumer through whichever member gets it.
+Subscribing starts one more; unsubscribing shuts one down.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+from rmqcompat.consumer import DefaultMQPushConsumer
+from rmqcompat.consumer.consume_service import ConsumeService
+from rmqcompat.consumer.dispatch import WorkerPool
+from rmqcompat.consumer.membership import Membership
+from rmqcompat.consumer.partitions import Partitions
+from rmqcompat.consumer.sendback import RecordSink, SendBack
+from rmqcompat.errors import RmqCompatError
+from rmqcompat.v5.config import ClientConfiguration
+from rmqcompat.v5.exceptions import translate
+from rmqcompat.v5.lanes import LaneService
+
+#: RocketMQ 5's default max delivery attempts of a group (retry max times 16, plus 1).
+DEFAULT_MAX_ATTEMPTS = 17
+
+#: The core's consume timeout (RocketMQ's ``cleanExpireMsg``) must never fire for a
+#: message a 5.x consumer holds: the lease decides. Longer than any invisible time.
+_HOLD_LIMIT = timedelta(days=7)
+
+
+#: A held FIFO head must not pause its partition for its neighbours (RocketMQ's
+#: ``consumeConcurrentlyMaxSpan``, 2000 offsets); the message count threshold still holds.
+_NO_SPAN_LIMIT = 2**31 - 1
+
+
+class LaneConsumer(DefaultMQPushConsumer):
+    """The core push consumer with FIFO lanes (:mod:`rmqcompat.v5.lanes`)."""
+
+    def _consume_service(
+        self, sink: RecordSink, partitions: Partitions, membership: Membership
+    ) -> ConsumeService:
+        s = self.settings
+        pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
+        sendback = SendBack(sink, s.retry_policy(), s.client.namespace, tracer=self.tracer)
+        return LaneService(s, pool, sendback, partitions, time.monotonic)
+
+
+def core_consumer(
+    config: ClientConfiguration,
+    group: str,
+    topic: str,
+    tag_expression: str,
+    listener: Any,
+    threads: int,
+    max_attempts: int,
+) -> LaneConsumer:
+    """A subscribed, not yet started core consumer for ``topic`` in ``group``.
+
+    Raises:
+        IllegalArgumentException: a bad group, topic or expression (no I/O).
+    """
+    client = config.client
+    try:
+        consumer = LaneConsumer(
+            group,
+            client.bootstrap_servers,
+            **config.core_settings(),
+            consume_thread_max=threads,
+            max_reconsume_times=max_attempts - 1,
+            consume_timeout=_HOLD_LIMIT,
+            consume_concurrently_max_span=_NO_SPAN_LIMIT,
+        )
+        consumer.subscribe(topic, tag_expression)
+        consumer.register_message_listener(listener)
+    except RmqCompatError as exc:
+        raise translate(exc) from exc
+    return consumer

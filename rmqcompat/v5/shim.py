@@ -1,0 +1,73 @@
+"""The ``rocketmq`` import name: rmqcompat in place of Apache RocketMQ's Python clients.
+
+Two ways to get it: install the ``rmqcompat-rocketmq`` distribution (folder
+``rocketmq/`` of this repository), or call :func:`install_as_rocketmq` first thing in a
+process whose environment cannot change (PyMySQL's ``install_as_MySQLdb()`` idea).
+Either way ``from rocketmq import Producer, SimpleConsumer, ...`` gives the 5.x surface
+(:mod:`rmqcompat.v5`) and ``from rocketmq.client import Producer, PushConsumer,
+Message`` the 4.x drop-in (:mod:`rmqcompat.client`).
+
+The real clients install the same import name: ``rocketmq-python-client`` (5.x) and
+``rocketmq-client-python`` (4.x). Beside one of them the shim would shadow it, or be
+shadowed, depending on install order; so :func:`upstream_distribution` looks for them
+and the shim refuses to load (ImportError), :func:`install_as_rocketmq` refuses too,
+each with one message naming the distribution found and what to do.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from importlib import metadata
+
+#: The distributions of Apache RocketMQ's Python clients that own the ``rocketmq`` name.
+UPSTREAM_DISTRIBUTIONS = ("rocketmq-python-client", "rocketmq-client-python")
+
+#: ``rocketmq`` submodule -> the rmqcompat module that stands in for it.
+MODULES = {
+    "rocketmq": "rmqcompat.v5",
+    "rocketmq.client": "rmqcompat.client",
+    "rocketmq.exceptions": "rmqcompat.exceptions",
+    "rocketmq.consts": "rmqcompat.consts",
+}
+
+
+class UpstreamRocketMQError(ImportError):
+    """An Apache RocketMQ Python client is installed where the shim would take its name."""
+
+
+def upstream_distribution() -> str | None:
+    """``"name version"`` of an installed upstream client, or None."""
+    for name in UPSTREAM_DISTRIBUTIONS:
+        try:
+            return f"{name} {metadata.version(name)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def refuse_upstream() -> None:
+    """Raise :class:`UpstreamRocketMQError` if an upstream client is installed."""
+    found = upstream_distribution()
+    if found is not None:
+        raise UpstreamRocketMQError(
+            f"{found} is installed in this environment and owns the 'rocketmq' import "
+            "name too, so rmqcompat's shim and it would shadow each other; uninstall one "
+            f"of them (pip uninstall {found.split()[0]} or pip uninstall rmqcompat-rocketmq)"
+        )
+
+
+def install_as_rocketmq() -> None:
+    """Make ``import rocketmq`` (and ``rocketmq.client``, ``.exceptions``, ``.consts``)
+    give rmqcompat in this process.
+
+    Raises:
+        UpstreamRocketMQError: an upstream client is installed, or a module named
+            ``rocketmq`` other than rmqcompat's was already imported.
+    """
+    loaded = sys.modules.get("rocketmq")
+    if loaded is not None and not getattr(loaded, "RMQCOMPAT_SHIM", False):
+        raise UpstreamRocketMQError(f"a module 'rocketmq' is already imported: {loaded!r}")
+    refuse_upstream()
+    for name, target in MODULES.items():
+        sys.modules[name] = importlib.import_module(target)
