@@ -33,9 +33,10 @@ DEFAULT_MAX_ATTEMPTS = 17
 _HOLD_LIMIT = timedelta(days=7)
 
 
-#: A held FIFO head must not pause its partition for its neighbours (RocketMQ's
-#: ``consumeConcurrentlyMaxSpan``, 2000 offsets); the message count threshold still holds.
-_NO_SPAN_LIMIT = 2**31 - 1
+#: A held FIFO head (or a held SimpleConsumer message) pauses its partition for its
+#: neighbours once they are this many offsets ahead (RocketMQ's
+#: ``consumeConcurrentlyMaxSpan``, default 2000): the widest span the core accepts.
+_WIDEST_SPAN = 65535
 
 
 class LaneConsumer(DefaultMQPushConsumer):
@@ -73,7 +74,7 @@ def core_consumer(
             consume_thread_max=threads,
             max_reconsume_times=max_attempts - 1,
             consume_timeout=_HOLD_LIMIT,
-            consume_concurrently_max_span=_NO_SPAN_LIMIT,
+            consume_concurrently_max_span=_WIDEST_SPAN,
         )
         consumer.subscribe(topic, tag_expression)
         consumer.register_message_listener(listener)
