@@ -89,10 +89,20 @@ def test_a_delay_message_arrives_after_its_time_through_the_forwarder(
     assert record.timestamp()[1] >= due_s * 1000
 
 
-def test_unknown_topic_raises_not_found_with_code_40402(producer):
-    with pytest.raises(NotFoundException) as caught:
-        producer.send(message("NoSuchTopic", b"x"))
-    assert caught.value.code == 40402
+def test_unknown_topic_raises_not_found_with_code_40402(
+    kafka_bootstrap, namespace, client_overrides
+):
+    # Whether a missing topic appears is the broker's policy; where it may not (the
+    # client does not ask for it), the send fails at once, as RocketMQ's "topic not found".
+    overrides = {**client_overrides, "allow.auto.create.topics": False}
+    producer = Producer(config(kafka_bootstrap, namespace, overrides))
+    producer.startup()
+    try:
+        with pytest.raises(NotFoundException) as caught:
+            producer.send(message("NoSuchTopic", b"x"))
+        assert caught.value.code == 40402
+    finally:
+        producer.shutdown()
 
 
 def test_bad_input_raises_before_any_io_and_nothing_is_sent(
