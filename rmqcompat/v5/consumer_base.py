@@ -14,7 +14,7 @@ from rmqcompat.topics.naming import validate_group, validate_topic
 from rmqcompat.v5.config import ClientConfiguration
 from rmqcompat.v5.exceptions import IllegalArgumentException, IllegalStateException, translate
 from rmqcompat.v5.filter import FilterExpression
-from rmqcompat.v5.native import core_consumer
+from rmqcompat.v5.native import CoreLimits, core_consumer
 
 
 def _checked_group(group: object) -> str:
@@ -53,21 +53,23 @@ class ConsumerBase:
         client_configuration: ClientConfiguration,
         consumer_group: str,
         subscription: Mapping[str, FilterExpression] | None,
-        threads: int,
-        max_attempts: int,
+        limits: CoreLimits,
     ) -> None:
         if not isinstance(client_configuration, ClientConfiguration):
             raise IllegalArgumentException("client_configuration must be a ClientConfiguration")
-        if not isinstance(max_attempts, int) or max_attempts < 1:
+        if not isinstance(limits.max_attempts, int) or limits.max_attempts < 1:
             raise IllegalArgumentException("max_attempts must be an int >= 1")
         self._config = client_configuration
         self._group = _checked_group(consumer_group)
-        self._threads = threads
-        self._max_attempts = max_attempts
+        self._limits = limits
         self._filters = {t: _checked_filter(t, f) for t, f in dict(subscription or {}).items()}
         self._cores: dict[str, DefaultMQPushConsumer] = {}
         self._lock = threading.RLock()
         self._running = False
+
+    @property
+    def limits(self) -> CoreLimits:
+        return self._limits
 
     @property
     def consumer_group(self) -> str:
@@ -141,8 +143,7 @@ class ConsumerBase:
             topic,
             expression,
             self._listener_for(topic),
-            self._threads,
-            self._max_attempts,
+            self._limits,
         )
         try:
             core.start()

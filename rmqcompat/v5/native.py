@@ -11,6 +11,7 @@ Subscribing starts one more; unsubscribing shuts one down.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -51,14 +52,25 @@ class LaneConsumer(DefaultMQPushConsumer):
         return LaneService(s, pool, sendback, partitions, time.monotonic)
 
 
+@dataclass(frozen=True)
+class CoreLimits:
+    """What a 5.x consumer asks of each of its core consumers: listener threads, the
+    group's max delivery attempts, and the messages (count, MiB) cached per partition
+    before it pauses (the core's ``pull_threshold_for_queue`` / ``_size_for_queue``)."""
+
+    threads: int
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    cache_count: int = 1000
+    cache_mib: float = 100.0
+
+
 def core_consumer(
     config: ClientConfiguration,
     group: str,
     topic: str,
     tag_expression: str,
     listener: Any,
-    threads: int,
-    max_attempts: int,
+    limits: CoreLimits,
 ) -> LaneConsumer:
     """A subscribed, not yet started core consumer for ``topic`` in ``group``.
 
@@ -71,8 +83,10 @@ def core_consumer(
             group,
             client.bootstrap_servers,
             **config.core_settings(),
-            consume_thread_max=threads,
-            max_reconsume_times=max_attempts - 1,
+            consume_thread_max=limits.threads,
+            max_reconsume_times=limits.max_attempts - 1,
+            pull_threshold_for_queue=limits.cache_count,
+            pull_threshold_size_for_queue=limits.cache_mib,
             consume_timeout=_HOLD_LIMIT,
             consume_concurrently_max_span=_WIDEST_SPAN,
         )

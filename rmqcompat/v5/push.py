@@ -34,7 +34,7 @@ from rmqcompat.v5.consumer_base import ConsumerBase
 from rmqcompat.v5.exceptions import IllegalArgumentException
 from rmqcompat.v5.filter import FilterExpression
 from rmqcompat.v5.message import Message
-from rmqcompat.v5.native import DEFAULT_MAX_ATTEMPTS
+from rmqcompat.v5.native import DEFAULT_MAX_ATTEMPTS, CoreLimits
 
 _log = logging.getLogger("rmqcompat.v5")
 
@@ -101,8 +101,8 @@ class PushConsumer(ConsumerBase):
     subscription, max_cache_message_count=1024, max_cache_message_size=64 MiB,
     consumption_thread_count=20)``; rmqcompat extension: ``max_attempts`` (17).
 
-    ``max_cache_message_count``/``size`` are accepted: the core's flow control
-    (1000 messages, 100 MiB per partition) bounds what is cached.
+    ``max_cache_message_count``/``size`` bound the messages cached per partition (the
+    core's flow-control thresholds); a stuck FIFO group's waiting messages count too.
 
     Raises (constructor, no I/O): IllegalArgumentException (no listener, no
     subscription, bad names), UnsupportedException (an SQL92 filter).
@@ -126,13 +126,13 @@ class PushConsumer(ConsumerBase):
             raise IllegalArgumentException("subscription should not be null")
         if not isinstance(consumption_thread_count, int) or consumption_thread_count < 1:
             raise IllegalArgumentException("consumption_thread_count must be an int >= 1")
-        super().__init__(
-            client_configuration,
-            consumer_group,
-            subscription,
+        limits = CoreLimits(
             consumption_thread_count,
             max_attempts,
+            max_cache_message_count,
+            max_cache_message_size / (1024 * 1024),
         )
+        super().__init__(client_configuration, consumer_group, subscription, limits)
         self._listener = message_listener
         self._backoff = CustomizedBackoff(client_configuration.client.levels, max_attempts)
         self._attempts: dict[str, _Attempts] = {}

@@ -49,7 +49,7 @@ from rmqcompat.v5.filter import FilterExpression
 from rmqcompat.v5.handoff import Handoff, Slot, SlotState
 from rmqcompat.v5.leases import MAX_INVISIBLE_S, MIN_INVISIBLE_S, Leases, Outcome
 from rmqcompat.v5.message import MESSAGE_GROUP, Message
-from rmqcompat.v5.native import DEFAULT_MAX_ATTEMPTS
+from rmqcompat.v5.native import DEFAULT_MAX_ATTEMPTS, CoreLimits
 
 #: Default of ``max_cached_messages``: fetched messages parked or held per topic.
 DEFAULT_MAX_CACHED = 64
@@ -131,9 +131,8 @@ class SimpleConsumer(ConsumerBase):
         if await_duration is None:
             raise IllegalArgumentException("awaitDuration should not be null")
         self._await_s = _whole_seconds(await_duration, "await_duration", 0, MAX_INVISIBLE_S)
-        super().__init__(
-            client_configuration, consumer_group, subscription, max_cached_messages, max_attempts
-        )
+        limits = CoreLimits(max_cached_messages, max_attempts)
+        super().__init__(client_configuration, consumer_group, subscription, limits)
         self._handoff = Handoff(Leases())
         self._receive_lock = threading.Lock()
 
@@ -230,7 +229,9 @@ class SimpleConsumer(ConsumerBase):
     def _listener_for(self, topic: str) -> Any:
         self._handoff.reopen(topic)
         levels = self._config.client.levels
-        return _HoldingListener(self._handoff, topic, levels.shortest_level(), self._max_attempts)
+        return _HoldingListener(
+            self._handoff, topic, levels.shortest_level(), self._limits.max_attempts
+        )
 
     def _closing(self, topic: str) -> None:
         self._handoff.abandon(topic)
