@@ -19,7 +19,7 @@ import enum
 from rmqcompat import properties as props
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import validate_topic
-from rmqcompat.v5.exceptions import IllegalArgumentException
+from rmqcompat.v5.exceptions import UNSUPPORTED, IllegalArgumentException, UnsupportedException
 
 MESSAGE_GROUP = "__SHARDINGKEY"
 DELIVERY_TIMESTAMP = "__STARTDELIVERTIME"
@@ -148,6 +148,22 @@ class Message:
     @property
     def properties(self) -> dict[str, str]:
         return self._properties
+
+    @property
+    def priority(self) -> int | None:
+        return None
+
+    @priority.setter
+    def priority(self, priority: int) -> None:
+        raise UnsupportedException("priority messages are not supported by rmqcompat", UNSUPPORTED)
+
+    @property
+    def lite_topic(self) -> str | None:
+        return None
+
+    @lite_topic.setter
+    def lite_topic(self, lite_topic: str) -> None:
+        raise UnsupportedException("lite topics are not supported by rmqcompat", UNSUPPORTED)
 
     def add_property(self, key: str, value: str) -> None:
         """Add a user property. Raises IllegalArgumentException: a blank key or value."""

@@ -23,9 +23,18 @@ from importlib import metadata
 #: The distributions of Apache RocketMQ's Python clients that own the ``rocketmq`` name.
 UPSTREAM_DISTRIBUTIONS = ("rocketmq-python-client", "rocketmq-client-python")
 
-#: ``rocketmq`` submodule -> the rmqcompat module that stands in for it.
+#: ``rocketmq`` module -> the rmqcompat module that stands in for it: the 5.x names at
+#: the top and where upstream's examples import them from (``rocketmq.v5.consumer``,
+#: ``rocketmq.v5.consumer.message_listener``, ...), and the 4.x drop-in's modules.
 MODULES = {
     "rocketmq": "rmqcompat.v5",
+    "rocketmq.v5": "rmqcompat.v5",
+    "rocketmq.v5.client": "rmqcompat.v5.config",
+    "rocketmq.v5.consumer": "rmqcompat.v5",
+    "rocketmq.v5.consumer.message_listener": "rmqcompat.v5.push",
+    "rocketmq.v5.exception": "rmqcompat.v5.exceptions",
+    "rocketmq.v5.model": "rmqcompat.v5",
+    "rocketmq.v5.producer": "rmqcompat.v5",
     "rocketmq.client": "rmqcompat.client",
     "rocketmq.exceptions": "rmqcompat.exceptions",
     "rocketmq.consts": "rmqcompat.consts",
@@ -69,5 +78,13 @@ def install_as_rocketmq() -> None:
     if loaded is not None and not getattr(loaded, "RMQCOMPAT_SHIM", False):
         raise UpstreamRocketMQError(f"a module 'rocketmq' is already imported: {loaded!r}")
     refuse_upstream()
+    sys.modules["rocketmq"] = importlib.import_module(MODULES["rocketmq"])
+    alias_submodules()
+
+
+def alias_submodules() -> None:
+    """Register the ``rocketmq.*`` submodules of :data:`MODULES` (the shim package
+    calls this for its submodules; it is the ``rocketmq`` package itself)."""
     for name, target in MODULES.items():
-        sys.modules[name] = importlib.import_module(target)
+        if name != "rocketmq":
+            sys.modules[name] = importlib.import_module(target)

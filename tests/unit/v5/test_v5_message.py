@@ -117,6 +117,13 @@ def test_received_message_fields():
     assert msg.properties == {"user": "v"}
 
 
+@pytest.mark.parametrize(("field", "value"), [("priority", 1), ("lite_topic", "lt")])
+def test_priority_and_lite_topic_are_refused_rather_than_ignored(field, value):
+    with pytest.raises(UnsupportedException) as caught:
+        setattr(Message(), field, value)
+    assert caught.value.code == 50100
+
+
 def test_filter_expression_sql92_is_refused_with_unsupported_exception():
     assert FilterExpression().tag_expression() == "*"
     assert FilterExpression("A || B").tag_expression() == "A || B"

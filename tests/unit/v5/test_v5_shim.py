@@ -18,6 +18,11 @@ from rocketmq import (ClientConfiguration, ConsumeResult, Credentials, FilterExp
     Transaction, TransactionChecker, TransactionResolution)
 from rocketmq.client import Message as Message4, Producer as Producer4, PushConsumer as Push4
 from rocketmq.client import ConsumeStatus, TransactionMQProducer
+from rocketmq.exceptions import ProducerSendSyncFailed
+from rocketmq.v5.consumer import PushConsumer as Push5
+from rocketmq.v5.consumer.message_listener import ConsumeResult as Result5
+from rocketmq.v5.exception import BadRequestException, ClientException
+assert Push5 is PushConsumer and Result5 is ConsumeResult
 import rocketmq, rocketmq.client, rmqcompat.client, rmqcompat.v5
 assert Producer is rmqcompat.v5.Producer and SimpleConsumer is rmqcompat.v5.SimpleConsumer
 assert Producer4 is rmqcompat.client.Producer and Push4 is rmqcompat.client.PushConsumer
