@@ -147,6 +147,7 @@ class Producer:
         """
         self._require_running()
         out = outgoing(message, transaction is not None, self._config.client.max_message_size)
+        message.message_type = out.message_type
         if transaction is not None:
             if not isinstance(transaction, Transaction):
                 raise IllegalArgumentException("transaction must come from begin_transaction()")
@@ -155,7 +156,7 @@ class Producer:
             result = self._native.send(out.core, out.sharding_key)
         except RmqCompatError as exc:
             raise translate(exc) from exc
-        return _receipt(message, out.message_type, result)
+        return _receipt(message, result)
 
     def send_async(self, message: Message) -> Future[SendReceipt]:
         """Send without waiting: the future gets the receipt or the 5.x exception.
@@ -164,6 +165,7 @@ class Producer:
         """
         self._require_running()
         out = outgoing(message, False, self._config.client.max_message_size)
+        message.message_type = out.message_type
         future: Future[SendReceipt] = Future()
 
         def settle(outcome: SendResult | BaseException) -> None:
@@ -172,7 +174,7 @@ class Producer:
             elif isinstance(outcome, BaseException):
                 future.set_exception(outcome)
             else:
-                future.set_result(_receipt(message, out.message_type, outcome))
+                future.set_result(_receipt(message, outcome))
 
         try:
             self._native.send_async(out.core, settle, out.sharding_key)
@@ -203,7 +205,6 @@ class Producer:
             raise IllegalStateException("producer is not running now.")
 
 
-def _receipt(message: Message, message_type: int, result: SendResult) -> SendReceipt:
+def _receipt(message: Message, result: SendResult) -> SendReceipt:
     message.message_id = result.msg_id
-    message.message_type = message_type
     return SendReceipt(result.msg_id, None, result.message_queue, result.queue_offset)

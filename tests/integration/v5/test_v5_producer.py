@@ -9,7 +9,13 @@ from v5_helpers import config, create_topic, message, read_topic
 
 from rmqcompat import properties as props
 from rmqcompat.transaction import CheckSettings
-from rmqcompat.v5 import MessageType, Producer, TransactionChecker, TransactionResolution
+from rmqcompat.v5 import (
+    MessageType,
+    Producer,
+    SendReceipt,
+    TransactionChecker,
+    TransactionResolution,
+)
 from rmqcompat.v5.exceptions import (
     IllegalArgumentException,
     IllegalStateException,
@@ -58,7 +64,9 @@ def test_send_stores_body_tag_keys_and_properties_and_returns_a_receipt(
 
 def test_send_async_resolves_to_a_receipt(producer, kafka_bootstrap, namespace, client_overrides):
     futures = [producer.send_async(message("Orders", f"m{i}".encode())) for i in range(5)]
-    ids = {f.result(timeout=30).message_id for f in futures}
+    receipts = [f.result(timeout=30) for f in futures]
+    assert all(isinstance(r, SendReceipt) for r in receipts)
+    ids = {r.message_id for r in receipts}
     records = _read(kafka_bootstrap, namespace, client_overrides, 5)
     assert {props.from_headers(r.headers())[props.UNIQ_KEY] for r in records} == ids
 
@@ -66,10 +74,9 @@ def test_send_async_resolves_to_a_receipt(producer, kafka_bootstrap, namespace, 
 def test_fifo_messages_of_one_group_share_a_partition_in_order(
     producer, kafka_bootstrap, namespace, client_overrides
 ):
-    receipts = [
-        producer.send(message("Orders", f"{i}".encode(), message_group="order-42"))
-        for i in range(6)
-    ]
+    msgs = [message("Orders", f"{i}".encode(), message_group="order-42") for i in range(6)]
+    receipts = [producer.send(msg) for msg in msgs]
+    assert {msg.message_type for msg in msgs} == {MessageType.FIFO}
     assert len({r.message_queue.queue_id for r in receipts}) == 1
     records = _read(kafka_bootstrap, namespace, client_overrides, 6)
     assert [r.value() for r in records] == [f"{i}".encode() for i in range(6)]
@@ -153,7 +160,10 @@ def test_transaction_commit_and_rollback_decided_later(
     producer.startup()
     try:
         kept, dropped = producer.begin_transaction(), producer.begin_transaction()
-        receipt = producer.send(message("Orders", b"kept"), kept)
+        half = message("Orders", b"kept")
+        receipt = producer.send(half, kept)
+        assert half.message_type == MessageType.TRANSACTION
+        assert kept.message_id == receipt.message_id
         producer.send(message("Orders", b"dropped"), dropped)
         assert receipt.transaction_id is not None
         with pytest.raises(IllegalArgumentException, match="already existed"):

@@ -6,7 +6,7 @@ import pytest
 from v5_helpers import message, read_dlq, receive_until
 
 from rmqcompat import properties as props
-from rmqcompat.v5 import FilterExpression, FilterType, SimpleConsumer
+from rmqcompat.v5 import FilterExpression, FilterType, Message, SimpleConsumer
 from rmqcompat.v5.exceptions import (
     BadRequestException,
     IllegalArgumentException,
@@ -31,6 +31,7 @@ def test_receive_and_ack_deliver_each_message_once_with_its_fields(send, consume
     got = receive_until(consumer, 3)
     assert sorted(m.message_id for m in got) == sorted(ids)
     for msg in got:
+        assert isinstance(msg, Message)
         assert (msg.topic, msg.tag, msg.delivery_attempt) == ("Jobs", "T1", 1)
         assert msg.receipt_handle and msg.born_timestamp
         consumer.ack(msg)
