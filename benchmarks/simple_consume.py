@@ -1,11 +1,12 @@
 """RocketMQ 5 SimpleConsumer throughput: receive + ack per message vs the raw client.
 
 Both sides read the same pre-filled topic (4 partitions, ``--messages`` records of
-``--size`` bytes with rmqcompat's headers), each with a fresh group from the first
-offset (the partitions stay "young", under 10,000 records each, so a new 5.x group
-starts at 0), alternating, ``--runs`` times. Each figure is messages / time from the
-first message handled to the last; the script prints every run, the medians and the
-SimpleConsumer/raw ratio of the medians.
+``--size`` bytes with rmqcompat's headers, keyed so the partitions fill evenly), each
+with a fresh group from the first offset (a RocketMQ 5 group has no "from where"
+setting: the partitions must stay "young", under 10,000 records and 5 minutes old, so a
+new group starts at 0; keep ``--messages`` under 40,000), alternating, ``--runs``
+times. Each figure is messages / time from the first message handled to the last; the
+script prints every run, the medians and the SimpleConsumer/raw ratio of the medians.
 
 - raw: the raw loop of ``consume.py`` (``consume(500)``, ``store_offsets``, auto-commit).
 - simple: ``SimpleConsumer.receive(--max, 30)`` in a loop, then ``ack(msg)`` for each
@@ -61,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     with broker(args) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
-        fill(bootstrap, topic, args.messages, args.size)
+        fill(bootstrap, topic, args.messages, args.size, keyed=True)
         raws: list[float] = []
         simples: list[float] = []
         for run in range(args.runs):

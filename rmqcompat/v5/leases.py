@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rmqcompat.v5.exceptions import INVALID_RECEIPT_HANDLE, BadRequestException
 
@@ -41,6 +41,9 @@ class _Lease:
     deadline: float
     owner: str
     outcome: Outcome | None = None
+    # wakes the one thread waiting for this lease (a shared condition would wake every
+    # holder's thread on each ack)
+    wake: threading.Event = field(default_factory=threading.Event)
 
 
 def invalid_handle(handle: object) -> BadRequestException:
@@ -55,7 +58,7 @@ class Leases:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._by_handle: dict[str, int] = {}
         self._leases: dict[int, _Lease] = {}
         self._ids = itertools.count()
@@ -64,7 +67,7 @@ class Leases:
     def grant(self, invisible_s: float, owner: str = "") -> tuple[int, str]:
         """A new lease: its id (for :meth:`outcome`) and its receipt handle; ``owner``
         names the source, for :meth:`expire_all`."""
-        with self._cond:
+        with self._lock:
             lease_id = next(self._ids)
             handle = self._new_handle(lease_id)
             self._leases[lease_id] = _Lease(handle, self._clock() + invisible_s, owner)
@@ -73,42 +76,44 @@ class Leases:
 
     def ack(self, handle: str) -> None:
         """Settle the lease of ``handle``. Raises BadRequestException (40013)."""
-        with self._cond:
+        with self._lock:
             lease = self._live(handle)
             lease.outcome = Outcome.ACKED
             del self._by_handle[handle]
-            self._cond.notify_all()
+        lease.wake.set()
 
     def change(self, handle: str, invisible_s: float) -> str:
         """A new handle, the deadline ``invisible_s`` from now; ``handle`` is dead.
 
         Raises BadRequestException (40013)."""
-        with self._cond:
+        with self._lock:
             lease = self._live(handle)
             lease_id = self._by_handle.pop(handle)
             lease.handle = self._new_handle(lease_id)
             lease.deadline = self._clock() + invisible_s
             self._by_handle[lease.handle] = lease_id
-            self._cond.notify_all()
-            return lease.handle
+        lease.wake.set()
+        return lease.handle
 
-    def outcome(self, lease_id: int, poll_s: float = 1.0) -> Outcome:
+    def outcome(self, lease_id: int) -> Outcome:
         """Block until the lease is acked or past its deadline; forget it."""
-        with self._cond:
+        with self._lock:
             lease = self._leases[lease_id]
-            while lease.outcome is None:
+        while True:
+            with self._lock:
                 left = lease.deadline - self._clock()
-                if left <= 0:
+                if lease.outcome is None and left <= 0:
                     lease.outcome = Outcome.EXPIRED
                     self._by_handle.pop(lease.handle, None)
-                    break
-                self._cond.wait(min(left, poll_s))
-            del self._leases[lease_id]
-            return lease.outcome
+                if lease.outcome is not None:
+                    del self._leases[lease_id]
+                    return lease.outcome
+                lease.wake.clear()
+            lease.wake.wait(left)
 
     def expire_all(self, owner: str | None = None) -> int:
         """Make every held lease (of ``owner``, or all) expire now; returns how many."""
-        with self._cond:
+        with self._lock:
             live = [
                 lease
                 for lease in self._leases.values()
@@ -116,11 +121,11 @@ class Leases:
             ]
             for lease in live:
                 lease.deadline = self._clock()
-            self._cond.notify_all()
+                lease.wake.set()
             return len(live)
 
     def held(self) -> int:
-        with self._cond:
+        with self._lock:
             return sum(1 for lease in self._leases.values() if lease.outcome is None)
 
     def _live(self, handle: str) -> _Lease:

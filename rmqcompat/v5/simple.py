@@ -26,6 +26,10 @@ and every outcome is made durable through the core consumer's settlement:
   ``delivery_attempt`` they had (the lost attempt was never counted). Nothing is lost.
 - ``shutdown`` gives back every held and every fetched-but-unreceived message at
   once (each counts one attempt), so the group redelivers them promptly.
+- FIFO (``message_group``): the core's lanes (:mod:`.lanes`) hand a group's next
+  message over only once the previous one is settled, and an expired FIFO message is
+  offered again in place (``delivery_attempt`` + 1, not through the retry topic) until
+  its attempts are used up, then dead-lettered, so its group stays in order.
 
 Delivery is at least once: a rebalance that moves a partition away while a message of
 it is held lets the new owner deliver it again (the old holder's ack is still accepted).
