@@ -182,6 +182,7 @@ def test_transaction_commit_and_rollback_decided_later(
         producer.shutdown()
 
 
+@pytest.mark.slow
 def test_an_undecided_half_is_settled_by_the_checker(
     setup, kafka_bootstrap, namespace, client_overrides
 ):

@@ -65,6 +65,7 @@ def test_change_invisible_duration_gives_a_new_handle_and_refuses_the_old_one(se
     consumer.ack(msg)
 
 
+@pytest.mark.slow
 def test_after_max_attempts_the_message_goes_to_the_groups_dlq(
     send, consumer_of, unique_name, kafka_bootstrap, namespace, client_overrides
 ):
