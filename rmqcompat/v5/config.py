@@ -5,7 +5,7 @@
 over SSL, as the 4.x drop-in's ``set_session_credentials`` does; ``kafka_config``
 (rmqcompat extension) passes librdkafka settings through and wins over them. The
 namespace isolates topics and groups as everywhere in rmqcompat. ``request_timeout``
-(seconds) bounds sends and broker contact.
+(seconds) bounds sends and a producer's ``startup``.
 """
 
 from __future__ import annotations
