@@ -104,7 +104,8 @@ class ConsumerBase:
             self._stop_cores()
 
     def subscribe(self, topic: str, filter_expression: FilterExpression | None = None) -> None:
-        """Add (or replace the filter of) ``topic`` while running.
+        """Add (or replace the filter of) ``topic`` while running. Replacing a filter
+        restarts the topic's core consumer: messages of it still held are given back.
 
         Raises: IllegalStateException (not running), IllegalArgumentException,
         UnsupportedException (SQL92).
@@ -155,7 +156,10 @@ class ConsumerBase:
         core = self._cores.pop(topic, None)
         if core is not None:
             self._closing(topic)
-            core.shutdown()
+            try:
+                core.shutdown()
+            except RmqCompatError as exc:  # its poll thread had died (cause chained)
+                raise translate(exc) from exc
 
     def _stop_cores(self) -> None:
         for topic in list(self._cores):
