@@ -61,14 +61,17 @@ def handle(_body: Any, _headers: Any) -> None:
     """The application's work: nothing, so both sides measure pure overhead."""
 
 
-def fill(bootstrap: str, topic: str, count: int, size: int) -> None:
+def fill(bootstrap: str, topic: str, count: int, size: int, keyed: bool = False) -> None:
+    """``keyed``: a distinct key per record, so the 4 partitions fill evenly (the
+    sticky partitioner of unkeyed records can put most of them in one)."""
     ensure_topics({"bootstrap.servers": bootstrap}, {topic: TopicSpec(4)}, NS)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
     body = b"x" * size
     physical = to_kafka_topic(topic, NS)
-    for _ in range(count):
+    for i in range(count):
         headers = props.to_headers({props.UNIQ_KEY: new_message_id(), props.TAGS: "A"})
-        produce_waiting(producer, physical, body, headers=headers)
+        key = str(i).encode() if keyed else None
+        produce_waiting(producer, physical, body, key, headers=headers)
     producer.flush()
 
 

@@ -146,7 +146,16 @@ __all__ = [
     "TransactionListener",
     "TransactionMQProducer",
     "TransactionSendResult",
+    "install_as_rocketmq",
 ]
+
+
+def install_as_rocketmq() -> None:
+    """Make ``import rocketmq`` give rmqcompat in this process (see
+    :func:`rmqcompat.v5.shim.install_as_rocketmq`)."""
+    from rmqcompat.v5.shim import install_as_rocketmq as install
+
+    install()
 
 
 def __getattr__(name: str) -> object:

@@ -28,7 +28,7 @@ from rmqcompat.transaction.ender import EndTransactionError, TransactionEnder
 from rmqcompat.transaction.half_sender import HalfSender
 from rmqcompat.transaction.pending import PendingHalves
 from rmqcompat.transaction.real_topic import RealTopicCheck
-from rmqcompat.transaction.records import committed_record, decision, half_record, sent_half
+from rmqcompat.transaction.records import Half, committed_record, decision, half_record, sent_half
 from rmqcompat.transaction.state import CheckSettings, LocalTransactionState, TransactionListener
 
 _log = logging.getLogger("rmqcompat.transaction")
@@ -165,6 +165,30 @@ class TransactionMQProducer(Lifecycle):
                 local transaction did not run); ``UNKNOWN_TOPIC_OR_PART`` for a real
                 topic that does not exist.
         """
+        half = self.send_half(msg)
+        state = self._execute(half.message, arg)
+        kind = decision(state)
+        if kind is not None:
+            try:
+                self._ender.end(half, kind)
+            except EndTransactionError as exc:
+                _log.warning("%s; the check service will settle it", exc)
+        queue = MessageQueue(TRANS_HALF_TOPIC, half.partition)
+        return TransactionSendResult(
+            SendStatus.SEND_OK, half.message.msg_id, "", queue, half.offset, None, 1, state
+        )
+
+    def send_half(self, msg: Message) -> Half:
+        """Store ``msg`` as an undecided half message (no local transaction runs).
+
+        For callers that decide later (RocketMQ 5's ``Transaction.commit()``): pass the
+        half to :meth:`end_transaction`; until then the check service asks the listener's
+        ``check_local_transaction`` once the half is past its check immunity.
+
+        Raises:
+            ClientStateError, MessageTooLargeError, RetriableSendError, FatalSendError: as
+                :meth:`send_message_in_transaction`.
+        """
         if self._state != "running":
             raise ClientStateError(f"transaction producer {self.group} is {self._state}")
         msg.check_size(self.client.max_message_size)
@@ -174,16 +198,21 @@ class TransactionMQProducer(Lifecycle):
         committed = committed_record(sent_half(record, 0, 0, 0), namespace)
         self._real_topics.check(self._sender.producer, msg, committed)
         partition, offset, stored_ms = self._sender.send(record, msg)
-        half = sent_half(record, partition, offset, stored_ms)
-        state = self._execute(half.message, arg)
+        return sent_half(record, partition, offset, stored_ms)
+
+    def end_transaction(self, half: Half, state: LocalTransactionState) -> None:
+        """Commit (``COMMIT_MESSAGE``) or roll back (``ROLLBACK_MESSAGE``) a half message
+        of :meth:`send_half`; ``UNKNOW`` leaves it to the check service.
+
+        Raises:
+            ClientStateError: not running. EndTransactionError: the decision was not
+                written (the check service settles the half later).
+        """
+        if self._state != "running":
+            raise ClientStateError(f"transaction producer {self.group} is {self._state}")
         kind = decision(state)
         if kind is not None:
-            try:
-                self._ender.end(half, kind)
-            except EndTransactionError as exc:
-                _log.warning("%s; the check service will settle it", exc)
-        queue = MessageQueue(TRANS_HALF_TOPIC, partition)
-        return TransactionSendResult(SendStatus.SEND_OK, msg_id, "", queue, offset, None, 1, state)
+            self._ender.end(half, kind)
 
     def _execute(self, msg: MessageExt, arg: Any) -> LocalTransactionState:
         return _answer(

@@ -1,0 +1,95 @@
+"""The hand-over between a consumer's listener threads and ``SimpleConsumer.receive``.
+
+Each fetched message waits here in a :class:`Slot`, on the listener thread that the
+consumer engine called for it, until ``receive`` takes it (granting its lease) or its
+source closes (then it is given back untaken). Taking and abandoning happen under one
+lock, so a slot is either received with a lease or given back, never both.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections import deque
+
+from rmqcompat.message import MessageExt
+from rmqcompat.v5.leases import Leases
+
+
+class SlotState(enum.Enum):
+    WAITING = "waiting"
+    TAKEN = "taken"
+    ABANDONED = "abandoned"
+
+
+class Slot:
+    """One fetched message of ``owner`` (a source's name), waiting for ``receive``."""
+
+    def __init__(self, message: MessageExt, owner: str) -> None:
+        self.message = message
+        self.owner = owner
+        self.state = SlotState.WAITING
+        self.lease_id = -1
+        self.handle = ""
+        self._settled = threading.Event()
+
+    def wait(self) -> SlotState:
+        """Block until the slot is taken or abandoned."""
+        self._settled.wait()
+        return self.state
+
+    def settle(self, state: SlotState) -> None:
+        self.state = state
+        self._settled.set()
+
+
+class Handoff:
+    """Slots in arrival order; ``take`` leases them out, ``abandon`` gives them back."""
+
+    def __init__(self, leases: Leases) -> None:
+        self.leases = leases
+        self._cond = threading.Condition()
+        self._slots: deque[Slot] = deque()
+        self._closed: set[str] = set()
+
+    def offer(self, slot: Slot) -> None:
+        with self._cond:
+            if slot.owner in self._closed:
+                slot.settle(SlotState.ABANDONED)
+                return
+            self._slots.append(slot)
+            self._cond.notify()
+
+    def take(self, max_count: int, wait_s: float, invisible_s: float) -> list[Slot]:
+        """Up to ``max_count`` slots, waiting up to ``wait_s`` for the first; each is
+        leased for ``invisible_s`` seconds from now."""
+        with self._cond:
+            self._cond.wait_for(lambda: bool(self._slots), wait_s)
+            taken: list[Slot] = []
+            while self._slots and len(taken) < max_count:
+                slot = self._slots.popleft()
+                slot.lease_id, slot.handle = self.leases.grant(invisible_s, slot.owner)
+                slot.settle(SlotState.TAKEN)
+                taken.append(slot)
+            return taken
+
+    def abandon(self, owner: str) -> None:
+        """Close ``owner``: its waiting slots are given back, its leases expire now."""
+        with self._cond:
+            self._closed.add(owner)
+            keep: deque[Slot] = deque()
+            for slot in self._slots:
+                if slot.owner == owner:
+                    slot.settle(SlotState.ABANDONED)
+                else:
+                    keep.append(slot)
+            self._slots = keep
+            self.leases.expire_all(owner)
+
+    def reopen(self, owner: str) -> None:
+        with self._cond:
+            self._closed.discard(owner)
+
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._slots)

@@ -1,0 +1,94 @@
+"""Receipt handles and invisible time (a fixed clock), and the receive hand-over."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from rmqcompat.message import MessageExt
+from rmqcompat.v5.exceptions import BadRequestException
+from rmqcompat.v5.handoff import Handoff, Slot, SlotState
+from rmqcompat.v5.leases import Leases, Outcome
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _refused(leases: Leases, call, *args) -> None:
+    with pytest.raises(BadRequestException) as caught:
+        call(*args)
+    assert caught.value.code == 40013
+
+
+def test_ack_settles_once_and_the_handle_is_dead_after():
+    leases = Leases(Clock())
+    lease_id, handle = leases.grant(10)
+    leases.ack(handle)
+    assert leases.outcome(lease_id) is Outcome.ACKED
+    _refused(leases, leases.ack, handle)
+
+
+def test_change_gives_a_new_handle_and_restarts_the_deadline_from_now():
+    clock = Clock()
+    leases = Leases(clock)
+    lease_id, old = leases.grant(10)
+    clock.now += 9
+    new = leases.change(old, 10)
+    assert new != old
+    _refused(leases, leases.ack, old)
+    _refused(leases, leases.change, old, 10)
+    clock.now += 9  # 18 s after the grant, 9 s after the change: still held
+    leases.ack(new)
+    assert leases.outcome(lease_id) is Outcome.ACKED
+
+
+def test_a_lease_past_its_deadline_expires_and_its_handle_is_refused():
+    clock = Clock()
+    leases = Leases(clock)
+    lease_id, handle = leases.grant(10)
+    clock.now += 10
+    _refused(leases, leases.ack, handle)
+    assert leases.outcome(lease_id) is Outcome.EXPIRED
+    _refused(leases, leases.ack, "no such handle")
+
+
+def test_expire_all_of_one_owner_leaves_the_others_held():
+    leases = Leases(Clock())
+    a, _ = leases.grant(10, "A")
+    _, b_handle = leases.grant(10, "B")
+    assert leases.expire_all("A") == 1
+    assert leases.outcome(a) is Outcome.EXPIRED
+    assert leases.held() == 1
+    leases.ack(b_handle)
+
+
+def _ext(offset: int) -> MessageExt:
+    return MessageExt("T", b"b", f"id{offset}", 0, offset, 0, 0)
+
+
+def test_take_leases_slots_in_arrival_order_and_abandon_gives_back_the_rest():
+    handoff = Handoff(Leases(Clock()))
+    slots = [Slot(_ext(i), "A") for i in range(3)]
+    for slot in slots:
+        handoff.offer(slot)
+    taken = handoff.take(2, 0, 30)
+    assert [s.message.queue_offset for s in taken] == [0, 1]
+    assert all(s.wait() is SlotState.TAKEN and s.handle for s in taken)
+    handoff.abandon("A")
+    assert slots[2].wait() is SlotState.ABANDONED
+    assert handoff.leases.outcome(taken[0].lease_id) is Outcome.EXPIRED
+    late = Slot(_ext(9), "A")
+    handoff.offer(late)  # the owner is closed: given back at once
+    assert late.wait() is SlotState.ABANDONED and handoff.waiting() == 0
+
+
+def test_take_waits_for_the_first_slot():
+    handoff = Handoff(Leases())
+    threading.Timer(0.05, handoff.offer, (Slot(_ext(1), "A"),)).start()
+    assert len(handoff.take(5, 30, 30)) == 1
