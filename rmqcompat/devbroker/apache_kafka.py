@@ -132,7 +132,7 @@ def _resolve_into(jars: Path) -> None:
         pom.write_text(template.replace("@KAFKA_VERSION@", KAFKA_VERSION), encoding="utf-8")
         argv = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies"]
         try:
-            result = _run(argv, _RESOLVE_TIMEOUT_S)
+            result = run_tool(argv, _RESOLVE_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:
             raise KafkaRuntimeError(
                 f"fetching Apache Kafka {KAFKA_VERSION} from Maven Central took over "
@@ -234,7 +234,7 @@ def _format(java: str, jars: Path, config: Path, cluster_id: str) -> None:
     argv = [java, *_jvm_options(), "-cp", _classpath(jars), "kafka.tools.StorageTool"]
     # one "--cluster-id=" argument: an id may start with "-" (1 in 64), read as an option
     argv += ["format", f"--cluster-id={cluster_id}", "-c", str(config)]
-    result = _run(argv, _FORMAT_TIMEOUT_S)
+    result = run_tool(argv, _FORMAT_TIMEOUT_S)
     if result.returncode != 0:
         raise KafkaRuntimeError(
             f"formatting the Kafka log dir failed (exit {result.returncode}): "
@@ -258,7 +258,7 @@ def _classpath(jars: Path) -> str:
 
 def _java_major(java: str) -> int:
     try:
-        probe = _run([java, "-version"], _JAVA_PROBE_TIMEOUT_S)
+        probe = run_tool([java, "-version"], _JAVA_PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise KafkaRuntimeError(f"cannot run {java} -version: {exc}; {_INSTALL_JAVA}") from exc
     match = _JAVA_VERSION.search(probe.stderr + probe.stdout)
@@ -269,7 +269,7 @@ def _java_major(java: str) -> int:
     return int(match.group(2) or 0) if major == 1 else major
 
 
-def _run(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+def run_tool(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
     """Run a tool to its end with our environment minus :data:`HIDDEN_ENV`; its output is
     captured as text (the caller reads the exit code)."""
     return subprocess.run(  # noqa: S603 - fixed argv, no shell

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from reference_broker import ReferenceBroker
-from reference_runtime import compiled_driver, run_tool
+from reference_runtime import compiled_driver
 from scenario import TIMEOUT_MS, Scenario
+
+from rmqcompat.devbroker.apache_kafka import run_tool
 
 _JVM = ("-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1")
 #: The Java client rebalances every 20 s by default; a group must get its queue at once.

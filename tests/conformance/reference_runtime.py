@@ -13,13 +13,12 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from rmqcompat.cache import cache_root
-from rmqcompat.devbroker.apache_kafka import KafkaRuntimeError, child_env, java_executable
+from rmqcompat.devbroker.apache_kafka import KafkaRuntimeError, java_executable, run_tool
 from rmqcompat.java import java_on_path
 
 ROCKETMQ_VERSION = "5.5.0"
@@ -107,17 +106,3 @@ def _tool(name: str, why: str) -> str:
     if path is None:
         raise ReferenceUnavailableError(f"the conformance suite needs `{name}` to {why}")
     return path
-
-
-def run_tool(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
-    """Run a Java tool to its end, output captured as text, in our environment minus what
-    the JVM must not inherit."""
-    return subprocess.run(
-        argv,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-        env=child_env(),
-    )
