@@ -177,7 +177,7 @@ def test_a_cluster_id_starting_with_a_dash_is_not_read_as_an_option(
         seen.append(argv)
         return subprocess.CompletedProcess(argv, 0, "", "")
 
-    monkeypatch.setattr(apache_kafka, "_run", run)
+    monkeypatch.setattr(apache_kafka, "run_tool", run)
     monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(bytes=b"\xf8" + b"\x00" * 15))
     cluster_id = quorum.new_cluster_id()
     apache_kafka._format("java", tmp_path, tmp_path / "server.properties", cluster_id)
