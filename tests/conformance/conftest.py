@@ -40,9 +40,10 @@ DUMP_ENV = "RMQCOMPAT_CONFORMANCE_DUMP"
 PARALLEL_SCENARIOS = 4
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def rocketmq() -> Iterator[ReferenceBroker]:
-    """Apache RocketMQ (name server + broker) on loopback for the session. Without Java or
+    """Apache RocketMQ (name server + broker) on loopback for this package's tests (stopped
+    when they are done, not kept for the rest of the session). Without Java or
     Maven the suite is skipped with the reason, except on CI (``CI`` set), where it fails."""
     try:
         broker = ReferenceBroker()
@@ -126,7 +127,7 @@ def _dump(name: str, raw: dict[str, Any]) -> None:
         Path(folder, f"{name}.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def runs(
     request: pytest.FixtureRequest, rocketmq: ReferenceBroker, kafka_bootstrap: str
 ) -> Iterator[Runs]:
