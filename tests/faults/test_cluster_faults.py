@@ -44,7 +44,7 @@ from rmqcompat.dlq.ledger import read_ledger
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import dlq_topic, kafka_group_id, retry_topic, to_kafka_topic
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.slow, pytest.mark.stall, pytest.mark.timeout(420)]
 
 #: The level topic of the first retry (level 3): the busiest one of the ladder.
 FIRST_RETRY_LEVEL = DelayLevels.parse(DELAY_TABLE).topics()[2]
@@ -118,7 +118,6 @@ def test_without_a_fault_the_history_is_the_expected_one(run: Run) -> None:
     _scenario(run, lambda: None, "no fault", WINDOW * CONSUMED_PARTITIONS)
 
 
-@pytest.mark.stall
 def test_leader_of_a_level_partition_sigkilled_while_forwarding(run: Run) -> None:
     def fault() -> None:
         node = run.cluster.node(run.level_leader())
@@ -130,7 +129,6 @@ def test_leader_of_a_level_partition_sigkilled_while_forwarding(run: Run) -> Non
     _scenario(run, fault, "leader of a level partition SIGKILLed, restarted", BROKER_FAULT_BOUND)
 
 
-@pytest.mark.stall
 def test_a_broker_frozen_for_20_s(run: Run) -> None:
     def fault() -> None:
         node = run.cluster.node(run.level_leader())
@@ -155,7 +153,6 @@ def test_a_rolling_restart_of_the_three_brokers(run: Run) -> None:
     _scenario(run, fault, "rolling restart of the three brokers", BROKER_FAULT_BOUND)
 
 
-@pytest.mark.stall
 def test_a_consumer_and_a_forwarder_sigkilled_mid_ladder(run: Run) -> None:
     def fault() -> None:
         run.processes.kill_and_restart("consumers")
