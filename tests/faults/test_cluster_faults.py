@@ -45,7 +45,7 @@ from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import dlq_topic, kafka_group_id, retry_topic, to_kafka_topic
 from rmqcompat.wire import offset_message_id
 
-pytestmark = [pytest.mark.slow, pytest.mark.stall, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
 #: The level topic of the first retry (level 3): the busiest one of the ladder.
 FIRST_RETRY_LEVEL = DelayLevels.parse(DELAY_TABLE).topics()[2]
