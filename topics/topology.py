@@ -28,6 +28,7 @@ from rmqcompat.topics.naming import (
     TRANS_CHECK_MAX_TIME_TOPIC,
     TRANS_HALF_TOPIC,
     TRANS_OP_HALF_TOPIC,
+    attempt_topic,
     dlq_topic,
     is_internal,
     retry_topic,
@@ -39,7 +40,9 @@ from rmqcompat.topics.naming import (
 from rmqcompat.topics.provision import ADMIN_TIMEOUT_S, ensure_topics
 from rmqcompat.topics.spec import BROKER_DEFAULT, TopicSpec, TopologySpec
 
-Kind = Literal["business", "retry", "dlq", "delay", "trace", "quarantine", "transaction", "ledger"]
+Kind = Literal[
+    "business", "retry", "dlq", "delay", "trace", "quarantine", "transaction", "ledger", "attempts"
+]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 Problem = Literal["missing", "partitions", "replication", "config"]
 
@@ -79,6 +82,7 @@ def build_topology(
     namespace: str = "",
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     transaction_groups: Iterable[str] = (),
+    simple_groups: Iterable[str] = (),
 ) -> Topology:
     """Build the topology for ``groups`` and business ``topics`` (pure, no I/O).
 
@@ -92,6 +96,8 @@ def build_topology(
             ``max.message.bytes`` that fits it (unless ``spec`` sets one).
         transaction_groups: transactional producer groups; any adds the half and op
             topics (:func:`transaction_topics`), which the groups of a namespace share.
+        simple_groups: groups of RocketMQ 5 SimpleConsumers; each gets what ``groups``
+            get and its attempt log ``%ATTEMPT%<group>``.
 
     Raises:
         InvalidNameError: a name or the namespace is illegal, a physical name would break
@@ -103,6 +109,9 @@ def build_topology(
         wanted[_business_topic(topic)] = "business"
     for group in groups:
         wanted.update(_group_topics(group, dead_letter=True))
+    for group in simple_groups:
+        wanted.update(_group_topics(group, dead_letter=True))
+        wanted[attempt_topic(group)] = "attempts"
     wanted.update(_level_topics(levels))
     wanted.update(_SYSTEM_TOPICS)
     wanted[REPLAY_LOG_TOPIC] = "ledger"
@@ -137,6 +146,18 @@ def consumer_topology(
         wanted[dlq_topic(group)] = "dlq"
     wanted.update(_SYSTEM_TOPICS)
     return _plan(wanted, spec, namespace, max_message_size)
+
+
+def attempt_topology(
+    group: str,
+    *,
+    spec: TopologySpec | None = None,
+    namespace: str = "",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> Topology:
+    """What a RocketMQ 5 SimpleConsumer of ``group`` creates besides its core consumers'
+    topics (:func:`consumer_topology`): the group's attempt log."""
+    return _plan({attempt_topic(group): "attempts"}, spec, namespace, max_message_size)
 
 
 def delay_topology(

@@ -14,6 +14,7 @@ from collections import deque
 
 from rmqcompat.message import MessageExt
 from rmqcompat.v5.leases import Leases
+from rmqcompat.wire import Key
 
 
 class SlotState(enum.Enum):
@@ -23,11 +24,13 @@ class SlotState(enum.Enum):
 
 
 class Slot:
-    """One fetched message of ``owner`` (a source's name), waiting for ``receive``."""
+    """One fetched message of ``owner`` (a source's name), waiting for ``receive``;
+    ``key`` is the Kafka partition that carried it."""
 
-    def __init__(self, message: MessageExt, owner: str) -> None:
+    def __init__(self, message: MessageExt, owner: str, key: Key) -> None:
         self.message = message
         self.owner = owner
+        self.key = key
         self.state = SlotState.WAITING
         self.lease_id = -1
         self.handle = ""

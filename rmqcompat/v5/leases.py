@@ -74,13 +74,14 @@ class Leases:
             self._by_handle[handle] = lease_id
             return lease_id, handle
 
-    def ack(self, handle: str) -> None:
-        """Settle the lease of ``handle``. Raises BadRequestException (40013)."""
+    def ack(self, handle: str) -> int:
+        """Settle the lease of ``handle``; returns its id. Raises BadRequestException (40013)."""
         with self._lock:
             lease = self._live(handle)
             lease.outcome = Outcome.ACKED
-            del self._by_handle[handle]
+            lease_id = self._by_handle.pop(handle)
         lease.wake.set()
+        return lease_id
 
     def change(self, handle: str, invisible_s: float) -> str:
         """A new handle, the deadline ``invisible_s`` from now; ``handle`` is dead.
@@ -119,10 +120,19 @@ class Leases:
                 for lease in self._leases.values()
                 if lease.outcome is None and owner in (None, lease.owner)
             ]
-            for lease in live:
-                lease.deadline = self._clock()
-                lease.wake.set()
-            return len(live)
+            return self._expire(live)
+
+    def expire(self, lease_ids: list[int]) -> int:
+        """Make the held leases of ``lease_ids`` expire now; returns how many."""
+        with self._lock:
+            chosen = (self._leases.get(lease_id) for lease_id in lease_ids)
+            return self._expire([lease for lease in chosen if lease and lease.outcome is None])
+
+    def _expire(self, live: list[_Lease]) -> int:
+        for lease in live:
+            lease.deadline = self._clock()
+            lease.wake.set()
+        return len(live)
 
     def held(self) -> int:
         with self._lock:

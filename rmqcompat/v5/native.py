@@ -24,7 +24,7 @@ from rmqcompat.consumer.sendback import RecordSink, SendBack
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.v5.config import ClientConfiguration
 from rmqcompat.v5.exceptions import translate
-from rmqcompat.v5.lanes import LaneService
+from rmqcompat.v5.lanes import LaneService, LostAttempts
 
 #: RocketMQ 5's default max delivery attempts of a group (retry max times 16, plus 1).
 DEFAULT_MAX_ATTEMPTS = 17
@@ -41,7 +41,10 @@ _WIDEST_SPAN = 65535
 
 
 class LaneConsumer(DefaultMQPushConsumer):
-    """The core push consumer with FIFO lanes (:mod:`rmqcompat.v5.lanes`)."""
+    """The core push consumer with FIFO lanes (:mod:`rmqcompat.v5.lanes`) and, when
+    given, the attempts lost by members that died (``lost_attempts``)."""
+
+    lost_attempts: LostAttempts | None = None
 
     def _consume_service(
         self, sink: RecordSink, partitions: Partitions, membership: Membership
@@ -49,7 +52,9 @@ class LaneConsumer(DefaultMQPushConsumer):
         s = self.settings
         pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
         sendback = SendBack(sink, s.retry_policy(), s.client.namespace, tracer=self.tracer)
-        return LaneService(s, pool, sendback, partitions, time.monotonic)
+        service = LaneService(s, pool, sendback, partitions, time.monotonic)
+        service.lost_attempts = self.lost_attempts
+        return service
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ def core_consumer(
     tag_expression: str,
     listener: Any,
     limits: CoreLimits,
+    lost_attempts: LostAttempts | None = None,
 ) -> LaneConsumer:
     """A subscribed, not yet started core consumer for ``topic`` in ``group``.
 
@@ -92,6 +98,7 @@ def core_consumer(
         )
         consumer.subscribe(topic, tag_expression)
         consumer.register_message_listener(listener)
+        consumer.lost_attempts = lost_attempts
     except RmqCompatError as exc:
         raise translate(exc) from exc
     return consumer

@@ -22,8 +22,13 @@ and every outcome is made durable through the core consumer's settlement:
   instead, where ``rmqcompat dlq`` sees it. The offset moves on only once Kafka
   acknowledged the retry or DLQ record.
 - A process that dies holding messages never committed past them: the group's next
-  owner of the partition (after Kafka's session timeout) reads them again, with the
-  ``delivery_attempt`` they had (the lost attempt was never counted). Nothing is lost.
+  owner of the partition (after Kafka's session timeout) reads them again. Before
+  ``receive`` returns, it writes what this member holds (partition, offset, attempt) to
+  the group's attempt log ``%ATTEMPT%<group>`` (one produce and flush per call,
+  :mod:`.attempts`, :mod:`.attempt_log`); the next owner reads the log when it is
+  assigned the partition, so those messages come back with ``delivery_attempt`` + 1,
+  and past the max attempts go to ``%DLQ%<group>``, as RocketMQ counts an attempt whose
+  invisible time ran out. Nothing is lost.
 - ``shutdown`` gives back every held and every fetched-but-unreceived message at
   once (each counts one attempt), so the group redelivers them promptly.
 - FIFO (``message_group``): the core's lanes (:mod:`.lanes`) hand a group's next
@@ -39,16 +44,21 @@ Messages are prefetched only as far as ``max_cached_messages`` (listener threads
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
 
 from rmqcompat.consumer import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
+from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
 from rmqcompat.retry.decision import DLQ_NOW
+from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.v5.attempt_log import AttemptLog
+from rmqcompat.v5.attempts import Entry, Held
 from rmqcompat.v5.config import ClientConfiguration
 from rmqcompat.v5.consumer_base import ConsumerBase
-from rmqcompat.v5.exceptions import IllegalArgumentException, IllegalStateException
+from rmqcompat.v5.exceptions import IllegalArgumentException, IllegalStateException, translate
 from rmqcompat.v5.filter import FilterExpression
 from rmqcompat.v5.handoff import Handoff, Slot, SlotState
 from rmqcompat.v5.leases import MAX_INVISIBLE_S, MIN_INVISIBLE_S, Leases, Outcome
@@ -83,12 +93,23 @@ class _HoldingListener:
 
     An expired FIFO message is offered again in place (its group's successors wait
     behind it, :mod:`.lanes`) until its attempts are used up, then dead-lettered;
-    any other expired message is given back through the retry path.
+    any other expired message is given back through the retry path. A message whose
+    attempts a member that died used up (:mod:`.attempts`) is dead-lettered at once.
     """
 
-    def __init__(self, handoff: Handoff, owner: str, give_back_level: int, max_attempts: int):
+    def __init__(
+        self,
+        handoff: Handoff,
+        held: Held,
+        owner: str,
+        namespace: str,
+        give_back_level: int,
+        max_attempts: int,
+    ):
         self._handoff = handoff
+        self._held = held
         self._owner = owner
+        self._namespace = namespace
         self._give_back_level = give_back_level
         self._max_attempts = max_attempts
 
@@ -96,12 +117,19 @@ class _HoldingListener:
         self, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
     ) -> ConsumeConcurrentlyStatus:
         ext = msgs[0]  # batches of one (the core's default)
+        if ext.reconsume_times >= self._max_attempts:
+            context.delay_level_when_next_consume = DLQ_NOW
+            return ConsumeConcurrentlyStatus.RECONSUME_LATER
+        queue = context.message_queue
+        key = (to_kafka_topic(queue.topic, self._namespace), queue.queue_id)
         while True:
-            slot = Slot(ext, self._owner)
+            slot = Slot(ext, self._owner, key)
             self._handoff.offer(slot)
             if slot.wait() is not SlotState.TAKEN:
                 break
-            if self._handoff.leases.outcome(slot.lease_id) is Outcome.ACKED:
+            outcome = self._handoff.leases.outcome(slot.lease_id)
+            self._held.settle(slot.lease_id)
+            if outcome is Outcome.ACKED:
                 return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
             if MESSAGE_GROUP not in ext.properties:
                 break
@@ -139,9 +167,43 @@ class SimpleConsumer(ConsumerBase):
         super().__init__(client_configuration, consumer_group, subscription, limits)
         self._handoff = Handoff(Leases())
         self._receive_lock = threading.Lock()
+        self._held = Held()
+        self._log: AttemptLog | None = None
 
     def __str__(self) -> str:
         return f"SIMPLE_CONSUMER:{self.consumer_group}"
+
+    def startup(self) -> None:
+        """Join the group for every subscribed topic (see :class:`ConsumerBase`); opens
+        the group's attempt log first (created when missing).
+
+        Raises: IllegalStateException (running), ProxyTimeoutException (no broker).
+        """
+        if self.is_running:
+            raise IllegalStateException("consumer is already running")
+        try:
+            self._log = AttemptLog(self._config, self._group, uuid.uuid4().hex)
+        except RmqCompatError as exc:
+            raise translate(exc) from exc
+        self._lost_attempts = self._log.lost_attempts
+        try:
+            super().startup()
+        except BaseException:
+            self._close_log()
+            raise
+
+    def shutdown(self) -> None:
+        """Leave the group: every held and fetched message is given back (one attempt
+        each); then this member's attempt-log record is removed."""
+        try:
+            super().shutdown()
+        finally:
+            self._close_log()
+
+    def _close_log(self) -> None:
+        log, self._log = self._log, None
+        if log is not None:
+            log.close()
 
     def receive(self, max_message_num: int, invisible_duration: int) -> list[Message]:
         """Up to ``max_message_num`` messages, each invisible to the group for
@@ -166,7 +228,25 @@ class SimpleConsumer(ConsumerBase):
         namespace = self._config.namespace
         with self._receive_lock:
             slots = self._handoff.take(max_message_num, self._await_s, invisible)
+            if slots:
+                self._record(slots)
         return [Message.received(s.message, namespace, s.handle) for s in slots]
+
+    def _record(self, slots: list[Slot]) -> None:
+        """Write what this member holds, ``slots`` included, to the attempt log; if Kafka
+        does not take it, ``slots`` are given back (one attempt each) and the error raised."""
+        log = self._log
+        if log is None:  # shut down meanwhile: every lease was given back already
+            raise IllegalStateException("consumer is not running now.")
+        handed: dict[int, Entry] = {
+            s.lease_id: (s.key, s.message.queue_offset, s.message.reconsume_times + 1)
+            for s in slots
+        }
+        try:
+            log.write(self._held.add(handed))
+        except RmqCompatError as exc:
+            self._handoff.leases.expire(list(handed))
+            raise translate(exc) from exc
 
     def receive_async(self, max_message_num: int, invisible_duration: int) -> Future[list[Message]]:
         """:meth:`receive` on a helper thread; the future gets the list or the error."""
@@ -189,7 +269,10 @@ class SimpleConsumer(ConsumerBase):
             BadRequestException: code 40013, the handle was replaced, expired or unknown.
         """
         self._handle_of(message, "ack message")
-        self._handoff.leases.ack(message.receipt_handle or "")
+        lease_id = self._handoff.leases.ack(message.receipt_handle or "")
+        log = self._log
+        if log is not None:
+            log.write_later(self._held.settle(lease_id))
 
     def ack_async(self, message: Message) -> Future[None]:
         """:meth:`ack`, settled at once (it is local); the future gets the error."""
@@ -234,7 +317,12 @@ class SimpleConsumer(ConsumerBase):
         self._handoff.reopen(topic)
         levels = self._config.client.levels
         return _HoldingListener(
-            self._handoff, topic, levels.shortest_level(), self._limits.max_attempts
+            self._handoff,
+            self._held,
+            topic,
+            self._config.namespace,
+            levels.shortest_level(),
+            self._limits.max_attempts,
         )
 
     def _closing(self, topic: str) -> None:

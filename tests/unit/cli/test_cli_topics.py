@@ -47,6 +47,13 @@ def test_names_json_maps_every_logical_name_under_the_namespace(cli: click.Group
     }
 
 
+def test_a_simple_consumer_group_adds_its_attempt_log(cli: click.Group) -> None:
+    result = _run(cli, "topics", "names", "--simple-group", "S", "--json")
+    assert result.exit_code == 0, result.output
+    names = json.loads(result.output)
+    assert names["%ATTEMPT%S"] == "rmq.attempt.S" and names["%RETRY%S"] == "rmq.retry.S"
+
+
 def test_names_json_without_namespace_and_with_repeated_options(cli: click.Group) -> None:
     args = ["topics", "names", "--group", "A", "--group", "B", "--topic", "T1", "--topic", "T2"]
     args += ["--message-delay-level", "100ms 1s", "--json"]

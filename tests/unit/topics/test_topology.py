@@ -16,6 +16,7 @@ from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopicSpec, TopologySpec
 from rmqcompat.topics.topology import (
     Mismatch,
     VerifyReport,
+    attempt_topology,
     build_topology,
     consumer_topology,
     delay_topology,
@@ -259,6 +260,18 @@ def test_the_replay_ledger_is_planned_as_one_compacted_partition_kept_forever() 
     assert (ledger.kind, ledger.spec.partitions) == ("ledger", 1)
     assert ledger.spec.configs["cleanup.policy"] == "compact"
     assert ledger.spec.configs["retention.ms"] == "-1"
+
+
+def test_a_simple_consumer_group_gets_its_attempt_log_compacted_for_a_week() -> None:
+    planned = build_topology(simple_groups=["S"], namespace="ns")
+    kinds = {t.logical: (t.kind, t.physical) for t in planned.topics}
+    assert kinds["%RETRY%S"][0] == "retry" and kinds["%DLQ%S"][0] == "dlq"
+    assert kinds["%ATTEMPT%S"] == ("attempts", "ns.rmq.attempt.S")
+    (log,) = attempt_topology("S", namespace="ns").topics
+    assert (log.logical, log.kind, log.spec.partitions) == ("%ATTEMPT%S", "attempts", 1)
+    assert log.spec.configs["cleanup.policy"] == "compact,delete"
+    assert log.spec.configs["retention.ms"] == str(7 * 24 * 3600 * 1000)
+    assert "%ATTEMPT%G" not in build_topology(groups=["G"]).names()
 
 
 def test_a_replay_creates_the_ledger_and_the_retry_topic_only_when_it_replays_there() -> None:

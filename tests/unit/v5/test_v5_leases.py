@@ -11,6 +11,8 @@ from rmqcompat.v5.exceptions import BadRequestException
 from rmqcompat.v5.handoff import Handoff, Slot, SlotState
 from rmqcompat.v5.leases import Leases, Outcome
 
+KEY = ("T", 0)
+
 
 class Clock:
     def __init__(self) -> None:
@@ -68,13 +70,25 @@ def test_expire_all_of_one_owner_leaves_the_others_held():
     leases.ack(b_handle)
 
 
+def test_expire_ends_only_the_named_leases_and_kills_their_handles():
+    leases = Leases(Clock())
+    a, a_handle = leases.grant(10, "A")
+    b, b_handle = leases.grant(10, "A")
+    assert leases.expire([a, 99]) == 1  # an unknown id is ignored
+    assert leases.outcome(a) is Outcome.EXPIRED
+    _refused(leases, leases.ack, a_handle)
+    assert leases.expire([a]) == 0  # already over
+    leases.ack(b_handle)
+    assert leases.outcome(b) is Outcome.ACKED
+
+
 def _ext(offset: int) -> MessageExt:
     return MessageExt("T", b"b", f"id{offset}", 0, offset, 0, 0)
 
 
 def test_take_leases_slots_in_arrival_order_and_abandon_gives_back_the_rest():
     handoff = Handoff(Leases(Clock()))
-    slots = [Slot(_ext(i), "A") for i in range(3)]
+    slots = [Slot(_ext(i), "A", KEY) for i in range(3)]
     for slot in slots:
         handoff.offer(slot)
     taken = handoff.take(2, 0, 30)
@@ -83,12 +97,12 @@ def test_take_leases_slots_in_arrival_order_and_abandon_gives_back_the_rest():
     handoff.abandon("A")
     assert slots[2].wait() is SlotState.ABANDONED
     assert handoff.leases.outcome(taken[0].lease_id) is Outcome.EXPIRED
-    late = Slot(_ext(9), "A")
+    late = Slot(_ext(9), "A", KEY)
     handoff.offer(late)  # the owner is closed: given back at once
     assert late.wait() is SlotState.ABANDONED and handoff.waiting() == 0
 
 
 def test_take_waits_for_the_first_slot():
     handoff = Handoff(Leases())
-    threading.Timer(0.05, handoff.offer, (Slot(_ext(1), "A"),)).start()
+    threading.Timer(0.05, handoff.offer, (Slot(_ext(1), "A", KEY),)).start()
     assert len(handoff.take(5, 30, 30)) == 1
