@@ -15,6 +15,7 @@ logical (RocketMQ)           physical (Kafka), before the namespace
 ``RMQ_SYS_TRACE_TOPIC``      ``rmq.trace``
 ``RMQ_SYS_QUARANTINE_TOPIC`` ``rmq.quarantine``
 ``RMQ_SYS_REPLAY_LOG``       ``rmq.replay-log`` (the dead-letter replay ledger)
+``RMQ_SYS_RECALL_TOPIC``     ``rmq.recall`` (recalled timer messages)
 ``RMQ_SYS_TRANS_HALF_TOPIC``  ``rmq.trans-half`` (transactional half messages)
 ``RMQ_SYS_TRANS_OP_HALF_TOPIC`` ``rmq.trans-op`` (their commit/rollback/check records)
 ``TRANS_CHECK_MAX_TIME_TOPIC`` ``rmq.trans-check-max`` (halves undecided after check_max)
@@ -45,6 +46,8 @@ SCHEDULE_PREFIX = "%SCHEDULE%"
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 QUARANTINE_TOPIC = "RMQ_SYS_QUARANTINE_TOPIC"
 REPLAY_LOG_TOPIC = "RMQ_SYS_REPLAY_LOG"
+#: Recalls of timer messages (``Producer.recall_message``), read by every delay forwarder.
+RECALL_TOPIC = "RMQ_SYS_RECALL_TOPIC"
 #: RocketMQ's topics of transactional messages: half (prepared) messages and op records.
 TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
 TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
@@ -70,6 +73,7 @@ _FIXED = {
     TRACE_TOPIC: "trace",
     QUARANTINE_TOPIC: "quarantine",
     REPLAY_LOG_TOPIC: "replay-log",
+    RECALL_TOPIC: "recall",
     TRANS_HALF_TOPIC: "trans-half",
     TRANS_OP_HALF_TOPIC: "trans-op",
     TRANS_CHECK_MAX_TIME_TOPIC: "trans-check-max",

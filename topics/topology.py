@@ -23,6 +23,7 @@ from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import (
     QUARANTINE_TOPIC,
+    RECALL_TOPIC,
     REPLAY_LOG_TOPIC,
     TRACE_TOPIC,
     TRANS_CHECK_MAX_TIME_TOPIC,
@@ -41,7 +42,16 @@ from rmqcompat.topics.provision import ADMIN_TIMEOUT_S, ensure_topics
 from rmqcompat.topics.spec import BROKER_DEFAULT, TopicSpec, TopologySpec
 
 Kind = Literal[
-    "business", "retry", "dlq", "delay", "trace", "quarantine", "transaction", "ledger", "attempts"
+    "business",
+    "retry",
+    "dlq",
+    "delay",
+    "trace",
+    "quarantine",
+    "transaction",
+    "ledger",
+    "attempts",
+    "recall",
 ]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 Problem = Literal["missing", "partitions", "replication", "config"]
@@ -114,6 +124,7 @@ def build_topology(
         wanted[attempt_topic(group)] = "attempts"
     wanted.update(_level_topics(levels))
     wanted.update(_SYSTEM_TOPICS)
+    wanted[RECALL_TOPIC] = "recall"
     wanted[REPLAY_LOG_TOPIC] = "ledger"
     if [validate_group(group) for group in transaction_groups]:
         wanted.update(dict.fromkeys(transaction_topics(), "transaction"))
@@ -167,9 +178,11 @@ def delay_topology(
     namespace: str = "",
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> Topology:
-    """The level topics of ``levels`` and the system topics: what a delay-forwarder serves
-    and writes to, and where a producer parks delayed messages."""
-    return _plan({**_level_topics(levels), **_SYSTEM_TOPICS}, spec, namespace, max_message_size)
+    """The level topics of ``levels``, the recall topic and the system topics: what a
+    delay-forwarder serves, reads and writes to, and where a producer parks delayed
+    messages and recalls timer messages."""
+    wanted = {**_level_topics(levels), RECALL_TOPIC: "recall", **_SYSTEM_TOPICS}
+    return _plan(wanted, spec, namespace, max_message_size)
 
 
 def replay_topology(
@@ -213,6 +226,7 @@ _SYSTEM_TOPICS: dict[str, Kind] = {TRACE_TOPIC: "trace", QUARANTINE_TOPIC: "quar
 _SYSTEM_KINDS: dict[str, Kind] = {
     **_SYSTEM_TOPICS,
     REPLAY_LOG_TOPIC: "ledger",
+    RECALL_TOPIC: "recall",
     TRANS_HALF_TOPIC: "transaction",
     TRANS_OP_HALF_TOPIC: "transaction",
     TRANS_CHECK_MAX_TIME_TOPIC: "transaction",

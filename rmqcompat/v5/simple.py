@@ -60,6 +60,7 @@ from rmqcompat.v5.config import ClientConfiguration
 from rmqcompat.v5.consumer_base import ConsumerBase
 from rmqcompat.v5.exceptions import IllegalArgumentException, IllegalStateException, translate
 from rmqcompat.v5.filter import FilterExpression
+from rmqcompat.v5.futures import in_thread
 from rmqcompat.v5.handoff import Handoff, Slot, SlotState
 from rmqcompat.v5.leases import MAX_INVISIBLE_S, MIN_INVISIBLE_S, Leases, Outcome
 from rmqcompat.v5.message import MESSAGE_GROUP, Message
@@ -250,16 +251,9 @@ class SimpleConsumer(ConsumerBase):
 
     def receive_async(self, max_message_num: int, invisible_duration: int) -> Future[list[Message]]:
         """:meth:`receive` on a helper thread; the future gets the list or the error."""
-        future: Future[list[Message]] = Future()
-
-        def run() -> None:
-            try:
-                future.set_result(self.receive(max_message_num, invisible_duration))
-            except BaseException as exc:
-                future.set_exception(exc)
-
-        threading.Thread(target=run, name="rmqcompat-v5-receive", daemon=True).start()
-        return future
+        return in_thread(
+            lambda: self.receive(max_message_num, invisible_duration), "rmqcompat-v5-receive"
+        )
 
     def ack(self, message: Message) -> None:
         """Settle a received message.

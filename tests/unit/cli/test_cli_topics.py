@@ -43,6 +43,7 @@ def test_names_json_maps_every_logical_name_under_the_namespace(cli: click.Group
         **{f"%SCHEDULE%{d}": f"prod.rmq.delay.{d}" for d in LEVELS},
         "RMQ_SYS_TRACE_TOPIC": "prod.rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "prod.rmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC": "prod.rmq.recall",
         "RMQ_SYS_REPLAY_LOG": "prod.rmq.replay-log",
     }
 
@@ -70,6 +71,7 @@ def test_names_json_without_namespace_and_with_repeated_options(cli: click.Group
         "%SCHEDULE%1s": "rmq.delay.1s",
         "RMQ_SYS_TRACE_TOPIC": "rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "rmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC": "rmq.recall",
         "RMQ_SYS_REPLAY_LOG": "rmq.replay-log",
     }
 
@@ -83,6 +85,7 @@ def test_names_as_text_has_one_line_per_topic(cli: click.Group) -> None:
         "%SCHEDULE%1s\trmq.delay.1s",
         "RMQ_SYS_TRACE_TOPIC\trmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC\trmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC\trmq.recall",
         "RMQ_SYS_REPLAY_LOG\trmq.replay-log",
     ]
 

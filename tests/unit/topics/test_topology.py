@@ -39,6 +39,7 @@ def test_full_topology_for_groups_and_topics() -> None:
         **{f"%SCHEDULE%{d}": f"ns.rmq.delay.{d}" for d in DEFAULT_LEVEL_NAMES},
         "RMQ_SYS_TRACE_TOPIC": "ns.rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "ns.rmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC": "ns.rmq.recall",
         "RMQ_SYS_REPLAY_LOG": "ns.rmq.replay-log",
     }
     assert topology.names() == expected
@@ -52,6 +53,7 @@ def test_empty_topology_still_has_levels_and_the_system_topics() -> None:
         "%SCHEDULE%1s": "rmq.delay.1s",
         "RMQ_SYS_TRACE_TOPIC": "rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "rmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC": "rmq.recall",
         "RMQ_SYS_REPLAY_LOG": "rmq.replay-log",
     }
 
@@ -60,7 +62,7 @@ def test_duplicates_are_listed_once() -> None:
     topology = build_topology(groups=["G", "G"], topics=["T", "T"])
     logicals = [topic.logical for topic in topology.topics]
     assert (
-        len(logicals) == len(set(logicals)) == 1 + 2 + 18 + 3
+        len(logicals) == len(set(logicals)) == 1 + 2 + 18 + 4
     )  # T, retry + DLQ of G, levels, trace + quarantine + replay ledger
 
 
