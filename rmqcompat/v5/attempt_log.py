@@ -12,6 +12,7 @@ into its :class:`~rmqcompat.v5.attempts.AttemptBook`. See :mod:`rmqcompat.v5.att
 from __future__ import annotations
 
 import logging
+import threading
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka import Message as KafkaMessage
@@ -57,6 +58,7 @@ class AttemptLog:
             client.librdkafka("producer", **{"acks": "all", "enable.idempotence": True})
         )
         self._book = AttemptBook(member)
+        self._read_lock = threading.Lock()
         self._reader = TopicReader(
             client.librdkafka("consumer"), self._topic, self._apply, self._timeout_s
         )
@@ -81,13 +83,15 @@ class AttemptLog:
     def lost_attempts(self, key: Key) -> dict[int, int]:
         """Offset -> highest attempt other members handed out in partition ``key``, read up
         to the log's end now (called when the partition is assigned). A log that cannot be
-        read leaves the attempts as the records carry them (logged)."""
-        try:
-            if not self._reader.catch_up():
-                _log.warning("attempt log %s read only in part: Kafka was slow", self._topic)
-        except KafkaException as exc:
-            _log.warning("attempt log %s unreadable, attempts not restored: %s", self._topic, exc)
-        return self._book.attempts(key)
+        read leaves the attempts as the records carry them (logged). Thread-safe: each
+        subscribed topic's core consumer calls it from its own poll thread."""
+        with self._read_lock:
+            try:
+                if not self._reader.catch_up():
+                    _log.warning("attempt log %s read only in part: Kafka was slow", self._topic)
+            except KafkaException as exc:
+                _log.warning("attempt log %s unreadable, attempts not kept: %s", self._topic, exc)
+            return self._book.attempts(key)
 
     def close(self) -> None:
         """Write this member's tombstone (best effort, logged) and close both clients."""
