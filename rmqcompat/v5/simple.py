@@ -5,16 +5,17 @@ and every outcome is made durable through the core consumer's settlement:
 
 - Fetching is the core push consumer's engine (one per topic, :mod:`.native`): process
   queues, flow control, group membership, and offsets committed only past *settled*
-  messages. Each fetched message goes to a listener thread, which parks it in the
-  :class:`~rmqcompat.v5.handoff.Handoff` and waits: that thread *is* the message's
-  in-flight state, so the engine's accounting is unchanged.
+  messages. In place of listener threads, a :class:`~rmqcompat.v5.held_pool.HeldPool`
+  parks each fetched message in the :class:`~rmqcompat.v5.handoff.Handoff` and finishes
+  its batch when its lease ends (a heap of deadlines, no thread per message), so the
+  engine's accounting is unchanged.
 - ``receive`` takes parked messages and grants each a lease
   (:class:`~rmqcompat.v5.leases.Leases`): a receipt handle and a deadline of now +
   ``invisible_duration``. ``change_invisible_duration`` swaps the handle and restarts
   the deadline; the old handle is refused from then on (40013).
-- ``ack`` settles the lease: the listener returns CONSUME_SUCCESS and the message's
+- ``ack`` settles the lease: the batch finishes as CONSUME_SUCCESS and the message's
   offset may be committed.
-- A lease past its deadline is given back: the listener returns RECONSUME_LATER on
+- A lease past its deadline is given back: the batch finishes as RECONSUME_LATER on
   the shortest delay level of the table, so the core sends the message back through the delay
   forwarder to ``%RETRY%<group>``, whence it is received again with ``delivery_attempt``
   + 1 about one level later (1 s by default; RocketMQ's revive lag is 2-3 s). When the
@@ -38,22 +39,19 @@ and every outcome is made durable through the core consumer's settlement:
 
 Delivery is at least once: a rebalance that moves a partition away while a message of
 it is held lets the new owner deliver it again (the old holder's ack is still accepted).
-Messages are prefetched only as far as ``max_cached_messages`` (listener threads).
+Messages are parked or held only as far as ``max_cached_messages`` per topic.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from rmqcompat.consumer import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
 from rmqcompat.errors import RmqCompatError
-from rmqcompat.message import MessageExt
-from rmqcompat.retry.decision import DLQ_NOW
-from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.v5.attempt_log import AttemptLog
 from rmqcompat.v5.attempts import Entry, Held
 from rmqcompat.v5.config import ClientConfiguration
@@ -61,9 +59,10 @@ from rmqcompat.v5.consumer_base import ConsumerBase
 from rmqcompat.v5.exceptions import IllegalArgumentException, IllegalStateException, translate
 from rmqcompat.v5.filter import FilterExpression
 from rmqcompat.v5.futures import in_thread
-from rmqcompat.v5.handoff import Handoff, Slot, SlotState
-from rmqcompat.v5.leases import MAX_INVISIBLE_S, MIN_INVISIBLE_S, Leases, Outcome
-from rmqcompat.v5.message import MESSAGE_GROUP, Message
+from rmqcompat.v5.handoff import Handoff, Slot
+from rmqcompat.v5.held_pool import HeldPool
+from rmqcompat.v5.leases import MAX_INVISIBLE_S, MIN_INVISIBLE_S, Leases
+from rmqcompat.v5.message import Message
 from rmqcompat.v5.native import DEFAULT_MAX_ATTEMPTS, CoreLimits
 
 #: Default of ``max_cached_messages``: fetched messages parked or held per topic.
@@ -87,59 +86,6 @@ def _done(result: Any = None, error: BaseException | None = None) -> Future[Any]
     else:
         future.set_result(result)
     return future
-
-
-class _HoldingListener:
-    """The core listener of one topic: park the message, wait for its lease's end.
-
-    An expired FIFO message is offered again in place (its group's successors wait
-    behind it, :mod:`.lanes`) until its attempts are used up, then dead-lettered;
-    any other expired message is given back through the retry path. A message whose
-    attempts a member that died used up (:mod:`.attempts`) is dead-lettered at once.
-    """
-
-    def __init__(
-        self,
-        handoff: Handoff,
-        held: Held,
-        owner: str,
-        namespace: str,
-        give_back_level: int,
-        max_attempts: int,
-    ):
-        self._handoff = handoff
-        self._held = held
-        self._owner = owner
-        self._namespace = namespace
-        self._give_back_level = give_back_level
-        self._max_attempts = max_attempts
-
-    def __call__(
-        self, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
-    ) -> ConsumeConcurrentlyStatus:
-        ext = msgs[0]  # batches of one (the core's default)
-        if ext.reconsume_times >= self._max_attempts:
-            context.delay_level_when_next_consume = DLQ_NOW
-            return ConsumeConcurrentlyStatus.RECONSUME_LATER
-        queue = context.message_queue
-        key = (to_kafka_topic(queue.topic, self._namespace), queue.queue_id)
-        while True:
-            slot = Slot(ext, self._owner, key)
-            self._handoff.offer(slot)
-            if slot.wait() is not SlotState.TAKEN:
-                break
-            outcome = self._handoff.leases.outcome(slot.lease_id)
-            self._held.settle(slot.lease_id)
-            if outcome is Outcome.ACKED:
-                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
-            if MESSAGE_GROUP not in ext.properties:
-                break
-            if ext.reconsume_times + 1 >= self._max_attempts:
-                context.delay_level_when_next_consume = DLQ_NOW
-                return ConsumeConcurrentlyStatus.RECONSUME_LATER
-            ext.reconsume_times += 1
-        context.delay_level_when_next_consume = self._give_back_level
-        return ConsumeConcurrentlyStatus.RECONSUME_LATER
 
 
 class SimpleConsumer(ConsumerBase):
@@ -307,16 +253,17 @@ class SimpleConsumer(ConsumerBase):
             )
         return message.receipt_handle or ""
 
-    def _listener_for(self, topic: str) -> Any:
+    def _listener_for(self, topic: str) -> HeldPool:
         self._handoff.reopen(topic)
         levels = self._config.client.levels
-        return _HoldingListener(
+        return HeldPool(
             self._handoff,
             self._held,
             topic,
-            self._config.namespace,
             levels.shortest_level(),
             self._limits.max_attempts,
+            self._limits.threads,
+            time.monotonic,
         )
 
     def _closing(self, topic: str) -> None:
