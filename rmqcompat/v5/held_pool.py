@@ -100,6 +100,9 @@ class HeldPool:
     def _park(self) -> None:
         while self._pending and len(self._batches) < self._capacity:
             batch = self._pending.popleft()
+            if batch.pq.dropped:  # revoked while it waited: its new owner reads it again
+                self._done.append(batch)
+                continue
             batch.started_at = self._clock()
             batch.context = ConsumeConcurrentlyContext(batch.queue)
             if batch.messages[0].reconsume_times >= self._max_attempts:

@@ -110,6 +110,17 @@ def test_only_capacity_messages_are_parked_the_rest_wait_in_the_backlog():
     assert (handoff.waiting(), pool.backlog()) == (2, 0)
 
 
+def test_a_waiting_batch_of_a_revoked_partition_is_never_parked():
+    _clock, handoff, _held, pool = _setup(capacity=1)
+    first, revoked = _batch(1), _batch(2)
+    pool.submit([first, revoked])
+    revoked.pq.dropped = True
+    (slot,) = handoff.take(1, 0, 10)
+    handoff.leases.ack(slot.handle)
+    assert pool.results() == [first, revoked]
+    assert revoked.status is None and handoff.waiting() == 0
+
+
 def test_a_closed_topic_gives_back_parked_and_held_messages():
     _clock, handoff, _held, pool = _setup()
     parked, taken = _batch(1), _batch(2)
