@@ -254,21 +254,21 @@ def _stored(consumer: Consumer, tps: list[TopicPartition]) -> dict[Key, int]:
     """The group's committed offsets; a timed-out lookup is retried (raises when all fail)."""
     if not tps:
         return {}
-    committed = _with_retries(
+    committed = with_retries(
         "committed offsets lookup", lambda: consumer.committed(tps, timeout=METADATA_TIMEOUT_S)
     )
     return {(tp.topic, tp.partition): tp.offset for tp in committed}
 
 
 def _watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
-    low, high = _with_retries(
+    low, high = with_retries(
         f"watermarks of {tp.topic}[{tp.partition}]",
         lambda: consumer.get_watermark_offsets(tp, METADATA_TIMEOUT_S, cached=False),
     )
     return low, high
 
 
-def _with_retries(what: str, lookup: Callable[[], _T]) -> _T:
+def with_retries(what: str, lookup: Callable[[], _T]) -> _T:
     """``lookup()``, tried up to :data:`LOOKUP_ATTEMPTS` times (raises when all fail).
 
     Apache Kafka answers NOT_LEADER_FOR_PARTITION for a moment after a topic was created
