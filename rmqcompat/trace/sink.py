@@ -168,7 +168,7 @@ class KafkaTraceSink:
         self.defer(_encode_one, (event,), 1)
 
     def defer(self, write: Write, args: tuple[Any, ...], events: int) -> None:
-        if self._in - self._out >= self._capacity:
+        if self._in - self._out + events > self._capacity:  # the call's events fit, or none
             with self._lock:
                 self._dropped_full += events
             return
