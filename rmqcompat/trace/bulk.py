@@ -35,6 +35,14 @@ _ORIGIN, _TAGS, _KEYS = props.ORIGIN_MESSAGE_ID, props.TAGS, props.KEYS
 #: Encodings of repeating strings (topics, groups): at most this many, then forgotten.
 _CACHE_LIMIT = 4096
 _cache: dict[str, bytes] = {}
+#: The varint of every zig-zagged value below 2**14 (one or two bytes), the same behind a
+#: union's ``02``, and 14 bits of a longer varint (two bytes, more to follow).
+_VARINT = tuple(zigzag_long((n >> 1) ^ -(n & 1)) for n in range(1 << 14))
+_SOME_VARINT = tuple(_SOME + v for v in _VARINT)
+_MORE = tuple(bytes(((k & 0x7F) | 0x80, (k >> 7) | 0x80)) for k in range(1 << 14))
+#: The CONSUME events of one listener call share their head: the last one is kept, for
+#: the next call in the same millisecond.
+_last_head: tuple[tuple[object, ...], tuple[bytes, bytes, bytes]] | None = None
 
 
 def _long(value: int) -> bytes:
@@ -64,6 +72,26 @@ def _some_long(value: int | None) -> bytes:
 
 def _some_int(value: int | None) -> bytes:
     return _NULL if value is None else _SOME + _int(value)
+
+
+def _some_natural(value: int) -> bytes:
+    """:func:`_some_long` of a ``value`` >= 0 (an offset, an epoch time), 14 bits a step."""
+    if not 0 <= value < _LONG:
+        return _SOME + _long(value)
+    n = value << 1
+    if n < 16384:
+        return _SOME_VARINT[n]
+    out = _SOME + _MORE[n & 16383]
+    n >>= 14
+    while n >= 16384:
+        out += _MORE[n & 16383]
+        n >>= 14
+    return out + _VARINT[n]
+
+
+def _some_small(value: int) -> bytes:
+    """:func:`_some_int` of a ``value`` that is mostly small (a partition, a count)."""
+    return _SOME_VARINT[value << 1] if 0 <= value < 8192 else _SOME + _int(value)
 
 
 def _repeating(value: str | None) -> bytes:
@@ -97,29 +125,40 @@ def consumed(
     """The CONSUME events of one listener call on ``msgs`` at ``at_ms``: the ``failed``
     indexes ``late``, the others SUCCESS; ``reconsumes`` are the messages' counts when
     the call ended (None: read from the messages, which nobody changed since)."""
-    head = _KIND["CONSUME"] + _long(at_ms) + who + _repeating(group)
-    took = _SOME + _long(duration_ms)
-    ok, bad = _STATUS["SUCCESS"] + took, _STATUS[late] + took
-    events = []
+    global _last_head  # one tuple, replaced whole: a reader sees a key with its head
+    key = (who, at_ms, group, late, duration_ms)
+    last = _last_head
+    if last is not None and last[0] == key:
+        head, ok, bad = last[1]
+    else:
+        head = _KIND["CONSUME"] + _long(at_ms) + who + _repeating(group)
+        took = _SOME + _long(duration_ms)
+        ok, bad = _STATUS["SUCCESS"] + took, _STATUS[late] + took
+        _last_head = (key, (head, ok, bad))
+    events: list[bytes] = []
+    append, join = events.append, b"".join
     for i, msg in enumerate(msgs):
         get = msg.properties.get
         reconsume = msg.reconsume_times if reconsumes is None else reconsumes[i]
-        events.append(
-            b"".join(
+        msg_id = msg.msg_id.encode()
+        origin, tags, keys = get(_ORIGIN), get(_TAGS), get(_KEYS)
+        append(
+            join(
                 (
                     head,
                     _repeating(msg.topic),
                     _NULL,  # physical topic
-                    _SOME + _int(msg.queue_id),
-                    _SOME + _long(msg.queue_offset),
-                    _str(msg.msg_id),
-                    _some_str(get(_ORIGIN)),
-                    _some_str(get(_TAGS)),
-                    _some_str(get(_KEYS)),
+                    _some_small(msg.queue_id),
+                    _some_natural(msg.queue_offset),
+                    _VARINT[len(msg_id) << 1] if len(msg_id) < 8192 else zigzag_long(len(msg_id)),
+                    msg_id,
+                    _NULL if origin is None else _SOME + _str(origin),
+                    _NULL if tags is None else _SOME + _str(tags),
+                    _NULL if keys is None else _SOME + _str(keys),
                     bad if i in failed else ok,
-                    _SOME + _int(reconsume),
+                    _some_small(reconsume),
                     b"\x00\x00\x00",  # delay level, due time, target topic
-                    _SOME + _long(msg.born_timestamp),
+                    _some_natural(msg.born_timestamp),
                     _NULL,  # reason
                 )
             )
