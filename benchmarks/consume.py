@@ -23,7 +23,12 @@ What each side does per message, at minimum what a real at-least-once app does:
     python benchmarks/consume.py [--messages 100000] [--runs 3] [--batch 1] [--trace on|off]
         [--bootstrap h:p]
 
-``--trace`` switches the SDK consumer's trace events (default on, the product default).
+``--trace`` switches the SDK consumer's trace events (default on, the product default);
+``both`` measures the SDK with tracing off then on in every run, beside the same raw run.
+Each SDK run also prints the process's CPU time per message over the run (all threads:
+the trace thread's included, and less sensitive to a loaded machine than the rate) and,
+with tracing on, the trace sink's counters after shutdown (a dropped event would flatter
+the rate).
 
 Without --bootstrap (or RMQCOMPAT_BOOTSTRAP_SERVERS) it starts the Tansu dev broker. With
 Tansu's in-memory store the raw side becomes broker-bound from about 200k messages
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import statistics
 import threading
 import time
@@ -126,13 +132,15 @@ def start_sdk(
 
 
 def sdk(bootstrap: str, topic: str, count: int, batch: int, trace: bool) -> float:
+    """Messages a second from the first listener call to the last; prints the CPU time a
+    message (first call to last) and the trace counters."""
     done = threading.Event()
     counter = itertools.count(1)  # next() is atomic under the GIL: no lock per message
-    start = [0.0]
+    start, cpu = [0.0], [0.0]
 
     def listener(msgs: list[Any], _ctx: Any) -> ConsumeConcurrentlyStatus:
         if not start[0]:
-            start[0] = time.perf_counter()
+            start[0], cpu[0] = time.perf_counter(), time.process_time()
         for msg in msgs:
             handle(msg.body, msg.properties)
             if next(counter) == count:
@@ -142,7 +150,11 @@ def sdk(bootstrap: str, topic: str, count: int, batch: int, trace: bool) -> floa
     consumer = start_sdk(bootstrap, topic, listener, batch=batch, trace=trace)
     done.wait()
     elapsed = time.perf_counter() - start[0]
+    cpu_us = (time.process_time() - cpu[0]) / count * 1e6
     consumer.shutdown()
+    stats = consumer.tracer.stats()
+    traced = f", trace written {stats.written:,} dropped {stats.dropped:,}" if trace else ""
+    print(f"  sdk trace {'on' if trace else 'off'}: CPU {cpu_us:.1f} us/msg{traced}", flush=True)
     return count / elapsed
 
 
@@ -154,7 +166,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1, help="consume_message_batch_max_size")
     parser.add_argument("--only", choices=["raw", "sdk"], help="measure one side (profiling)")
     parser.add_argument(
-        "--trace", choices=["on", "off"], default="on", help="SDK trace events (default on)"
+        "--trace",
+        choices=["on", "off", "both"],
+        default="on",
+        help="SDK trace events (default on; both: off then on in each run)",
     )
     add_broker_options(parser)
     args = parser.parse_args()
@@ -162,24 +177,37 @@ def main() -> None:
     with broker(args) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         fill(bootstrap, topic, args.messages, args.size)
+        traces = {"off": [False], "on": [True], "both": [False, True]}[args.trace]
         raws: list[float] = []
-        sdks: list[float] = []
+        sdks: dict[bool, list[float]] = {trace: [] for trace in traces}
         for run in range(args.runs):
             if args.only != "sdk":
                 raws.append(raw(bootstrap, topic, args.messages))
             if args.only != "raw":
-                sdks.append(sdk(bootstrap, topic, args.messages, args.batch, args.trace == "on"))
-            figures = [
-                f"{name} {v[-1]:,.0f} msg/s" for name, v in (("raw", raws), ("sdk", sdks)) if v
-            ]
-            print(f"run {run + 1}: " + "  ".join(figures), flush=True)
-        if raws and sdks:
-            r, s = statistics.median(raws), statistics.median(sdks)
-            target = 0.7 if args.batch == 1 else 0.9
-            print(
-                f"median: raw {r:,.0f} msg/s  sdk {s:,.0f} msg/s  ratio {s / r:.2f}"
-                f" (target >= {target})"
-            )
+                for trace, rates in sdks.items():
+                    rates.append(sdk(bootstrap, topic, args.messages, args.batch, trace))
+            figures = [f"raw {raws[-1]:,.0f} msg/s"] if raws else []
+            figures += [f"{_name(t)} {v[-1]:,.0f} msg/s" for t, v in sdks.items() if v]
+            print(f"run {run + 1}: " + "  ".join(figures) + f"; load {_load()}", flush=True)
+        target = 0.7 if args.batch == 1 else 0.9
+        for trace, rates in sdks.items():
+            if raws and rates:
+                r, s = statistics.median(raws), statistics.median(rates)
+                print(
+                    f"median: raw {r:,.0f} msg/s  {_name(trace)} {s:,.0f} msg/s  ratio {s / r:.2f}"
+                    f" (target >= {target})"
+                )
+        if len(sdks) == 2 and all(sdks.values()):
+            on, off = (statistics.median(sdks[t]) for t in (True, False))
+            print(f"trace on / trace off: {on / off:.2f}")
+
+
+def _name(trace: bool) -> str:
+    return "sdk trace on" if trace else "sdk trace off"
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ from typing import Any
 
 from rmqcompat import properties as props
 from rmqcompat.dlq.model import DeadLetter
-from rmqcompat.trace import TraceRecord, TraceStats
+from rmqcompat.trace import TraceRecord, TraceStats, decode
+from rmqcompat.trace.sink import Write
 
 
 @dataclass
@@ -22,6 +23,12 @@ class ListSink:
 
     def emit(self, event: TraceRecord) -> None:
         self.events.append(event)
+
+    def defer(self, write: Write, args: tuple[Any, ...], events: int) -> None:
+        """The events ``write`` encodes, read back: what the audit would read."""
+        encoded = list(write(*args))
+        assert len(encoded) == events, f"{len(encoded)} events encoded, {events} announced"
+        self.events.extend(decode(data) for data in encoded)
 
     def start(self) -> None:
         pass

@@ -333,8 +333,9 @@ class Replayer:
         if self._tracer.enabled:
             self._tracer.start()  # once; later calls do nothing
             # the ledger rows already hold every field of the events: nothing decoded again
-            replays = map(_EVENT_FIELDS, committed)
-            hooks.replayed(self._tracer, self._group, replays, self._operator.command)
+            replays = map(_EVENT_FIELDS, committed)  # read on the trace sink's thread
+            command = self._operator.command
+            hooks.replayed(self._tracer, self._group, replays, len(committed), command)
 
     def _pace(self, started: float, sent: int, more: int) -> int:
         """Wait until sending ``more`` keeps the rate; the new total."""

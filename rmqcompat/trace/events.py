@@ -17,6 +17,7 @@ from typing import Literal
 from rmqcompat import properties as props
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.message import MessageExt
+from rmqcompat.trace.bulk import identity
 from rmqcompat.trace.codec import TraceRecord
 from rmqcompat.trace.schema import EVENT_TYPES, SCHEMA
 
@@ -50,10 +51,13 @@ class Emitter:
     # Each event type before its per-event fields (the client's set, every other null):
     # built once, copied per event.
     _bases: dict[str, TraceRecord] = field(init=False, repr=False, compare=False)
+    #: The encoding of client id, host and namespace (:mod:`rmqcompat.trace.bulk`).
+    who: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         bases = {event: self._complete(event) for event in EVENT_TYPES}
         object.__setattr__(self, "_bases", bases)
+        object.__setattr__(self, "who", identity(self.client_id, self.host, self.namespace))
 
     def _complete(self, event: str, **fields: object) -> TraceRecord:
         """An ``event`` with every schema field: this client's, ``fields``, the rest null.

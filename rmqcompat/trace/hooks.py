@@ -4,6 +4,11 @@ Each function is called where the SDK decides what it names (``consumed``: concu
 and orderly settlement; ``quarantined``: the consumer's intake, the forwarder's plan and
 its delivery reports), only when ``tracer.enabled``; none raises for a malformed record
 (a bad header yields a partial event, never an exception into the data path).
+
+The hot paths' events (``published``, ``consumed``, ``forwarded``, ``replayed``) are not
+built here: the call takes the time and hands its values to the sink with one append
+(:meth:`~rmqcompat.trace.sink.TraceSink.defer`); the sink's thread encodes them
+(:mod:`rmqcompat.trace.bulk`).
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.naming import from_kafka_topic
+from rmqcompat.trace import bulk
 from rmqcompat.trace.events import ConsumeStatus
 from rmqcompat.trace.tracer import Tracer
-from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties, offset_message_id
+from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties
 
 
 def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str]:
@@ -26,11 +32,6 @@ def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str
         return decode_properties(headers)
     except MalformedHeaderError:
         return {}
-
-
-def _int(properties: Mapping[str, str], name: str) -> int | None:
-    text = properties.get(name)
-    return int(text) if text is not None and text.lstrip("-").isdigit() else None
 
 
 def published(
@@ -44,20 +45,11 @@ def published(
     """The broker acknowledged ``message`` (sent as ``msg_id`` to ``physical_topic`` with
     ``headers``). A delayed message records when it is due as the producer wrote it: its
     delivery time, or the ``DUE_TIME`` of the level it was parked on."""
-    due_ms = message.deliver_time_ms
-    if due_ms is None and message.delay_time_level:
-        due_ms = parking.stamped_due(headers)
-    tracer.emit(
-        tracer.events.publish(
-            msg_id,
-            message.topic,
-            physical_topic,
-            tags=message.tags,
-            keys=props.join_keys(message.keys),
-            born_ms=born_ms,
-            delay_level=message.delay_time_level or None,
-            due_ms=due_ms,
-        )
+    events = tracer.events
+    tracer.sink.defer(
+        bulk.published,
+        (events.who, events.clock(), message, msg_id, physical_topic, born_ms, headers),
+        1,
     )
 
 
@@ -73,15 +65,15 @@ def consumed(
     """One listener call on ``msgs`` ended: the ``failed`` indexes RECONSUME_LATER (or
     TIME_OUT when the call outlasted the consume timeout, EXCEPTION when the listener
     raised), the others SUCCESS."""
-    consume, emit = tracer.events.consume, tracer.sink.emit
-    if not failed:  # the common case: no index test per message
-        for msg in msgs:
-            emit(consume(msg, group, "SUCCESS", duration_ms))
-        return
+    events = tracer.events
     late: ConsumeStatus = "TIME_OUT" if timed_out else "EXCEPTION" if raised else "RECONSUME_LATER"
-    for i, msg in enumerate(msgs):
-        status: ConsumeStatus = late if i in failed else "SUCCESS"
-        emit(consume(msg, group, status, duration_ms))
+    # a failed message's count goes up if its send-back fails: the events keep this one
+    counts = [msg.reconsume_times for msg in msgs] if failed else None
+    tracer.sink.defer(
+        bulk.consumed,
+        (events.who, events.clock(), group, msgs, failed, late, duration_ms, counts),
+        len(msgs),
+    )
 
 
 def settled_back(
@@ -110,23 +102,8 @@ def forwarded(
 ) -> None:
     """The forwarder produced parked ``source`` (whose parsed headers are ``properties``)
     to its real topic, or to its next level."""
-    partition, offset = source.partition() or 0, source.offset() or 0
-    physical = source.topic() or ""
-    real_topic = properties.get(props.REAL_TOPIC, "")
-    tracer.emit(
-        tracer.events.forward(
-            properties.get(props.UNIQ_KEY) or offset_message_id(physical, partition, offset),
-            properties.get(props.RETRY_TOPIC, real_topic),
-            real_topic,
-            physical,
-            partition,
-            offset,
-            due_ms,
-            reconsume_times=_int(properties, props.RECONSUME_TIME),
-            delay_level=_int(properties, props.DELAY),
-            origin_msg_id=properties.get(props.ORIGIN_MESSAGE_ID),
-        )
-    )
+    events = tracer.events
+    tracer.sink.defer(bulk.forwarded, (events.who, events.clock(), source, properties, due_ms), 1)
 
 
 def quarantined(tracer: Tracer, source: KafkaRecord, reason: str, group: str | None = None) -> None:
@@ -148,10 +125,11 @@ def replayed(
     tracer: Tracer,
     group: str,
     letters: Iterable[tuple[str, str, str, str | None]],
+    count: int,
     command: str,
 ) -> None:
-    """Dead letters of ``group`` were sent again (committed): each ``(msg_id, original
-    topic, replayed to, origin msg id)``; ``command`` is the operator's command line."""
-    emit = tracer.sink.emit
-    for event in tracer.events.replays(group, letters, command):
-        emit(event)
+    """``count`` dead letters of ``group`` were sent again (committed): each ``(msg_id,
+    original topic, replayed to, origin msg id)``, read on the sink's thread (what
+    ``letters`` reads must not change); ``command`` is the operator's command line."""
+    events = tracer.events
+    tracer.sink.defer(bulk.replayed, (events.who, events.clock(), group, letters, command), count)

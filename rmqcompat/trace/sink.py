@@ -1,8 +1,11 @@
 """Where trace events go: an asynchronous, bounded Kafka writer, or nowhere.
 
-Tracing must never slow down, block or break the data path. :meth:`KafkaTraceSink.emit`
-appends to a bounded buffer and returns at once (no lock, no I/O); when the buffer is
-full the event is dropped and counted. One background thread encodes events, packs them
+Tracing must never slow down, block or break the data path. :meth:`KafkaTraceSink.defer`
+appends what the data path has at hand (a listener call's messages, an acknowledged send)
+and the function that encodes its events (:mod:`.bulk`) to a bounded buffer and returns
+at once (no lock, no I/O, nothing built or encoded); :meth:`~KafkaTraceSink.emit` does the
+same for one event already built. When the buffer is full the events are dropped and
+counted. One background thread encodes events, packs them
 into trace records of up to :data:`~rmqcompat.trace.batch.MAX_EVENTS` events
 (:func:`~rmqcompat.trace.batch.pack`) and produces those to the namespace's trace topic;
 events it cannot write (encoding error, librdkafka queue full, failed delivery, still
@@ -15,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -32,15 +35,19 @@ from rmqcompat.trace.codec import TraceRecord, encode
 
 _log = logging.getLogger("rmqcompat.trace")
 
-#: Events buffered before ``emit`` starts dropping (RocketMQ's trace queue is 1024
-#: batches; events here are single and small, about 150 bytes each).
+#: Events buffered before ``defer`` and ``emit`` start dropping (RocketMQ's trace queue is
+#: 1024 batches; an event here is about 150 bytes once encoded).
 DEFAULT_CAPACITY = 20_000
+#: Encodes deferred events on the sink's thread: ``write(*args)`` is their encodings.
+Write = Callable[..., Iterable[bytes]]
+#: A buffered entry: ``(write, args, events)``.
+_Entry = tuple[Write, tuple[Any, ...], int]
 #: The longest the sink thread waits between two passes (a delivery report ends it sooner).
 _IDLE_POLL_S = 0.02
 #: Events drained between two polls of the sink thread.
 DRAIN_PASS = 5_000
-#: The sink thread lets go of the GIL after every 64 events it encodes.
-_YIELD_MASK = 63
+#: The sink thread lets go of the GIL after about every 64 events it encodes.
+_POLL_EVERY = 64
 #: Reports of records :func:`close_producer` dropped: counted as unsent, not as failed.
 _PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)  # noqa: SLF001 - public codes
 _CLOSE_FLUSH_S = 2.0
@@ -68,11 +75,16 @@ class TraceStats:
 
 
 class TraceSink(Protocol):
-    """What clients emit trace events to. ``emit`` never blocks and never raises."""
+    """What clients emit trace events to. ``emit`` and ``defer`` never block and never
+    raise."""
 
     @property
     def enabled(self) -> bool: ...
     def emit(self, event: TraceRecord) -> None: ...
+    def defer(self, write: Write, args: tuple[Any, ...], events: int) -> None:
+        """Later, on the sink's thread: write the ``events`` encodings ``write(*args)``
+        returns (``args`` must not change meanwhile)."""
+
     def start(self) -> None: ...
     def close(self) -> None: ...
     def stats(self) -> TraceStats: ...
@@ -84,6 +96,9 @@ class DisabledTraceSink:
     enabled = False
 
     def emit(self, event: TraceRecord) -> None:
+        pass
+
+    def defer(self, write: Write, args: tuple[Any, ...], events: int) -> None:
         pass
 
     def start(self) -> None:
@@ -113,10 +128,11 @@ class KafkaTraceSink:
     at most about 3 s in all, and counts the rest as ``dropped_unsent``. Events emitted
     before ``start`` wait in the buffer.
 
-    Cost per event, all of it paid under the GIL by the data path's process: one deque
-    append on the emitting thread; one encode and its share of a record (one
-    ``produce`` and one delivery report per record of up to
-    :data:`~rmqcompat.trace.batch.MAX_EVENTS` events) on the sink thread. Delivery
+    Cost, all of it paid under the GIL by the data path's process: one deque append per
+    call on the emitting thread (a listener call's events are one entry); on the sink
+    thread, per event its encoding (:mod:`.bulk`: the fields a call's events share are
+    encoded once) and its share of a record (one ``produce`` and one delivery report per
+    record of up to :data:`~rmqcompat.trace.batch.MAX_EVENTS` events). Delivery
     reports are served by the sink thread's own ``poll`` and count the record's events
     as written or failed; what librdkafka accepted and neither reported at close is
     counted as unsent.
@@ -136,7 +152,10 @@ class KafkaTraceSink:
         self._capacity = capacity
         self._producer_factory = producer_factory
         self.topic = to_kafka_topic(TRACE_TOPIC, client.namespace)
-        self._buffer: deque[TraceRecord] = deque()
+        self._buffer: deque[_Entry] = deque()
+        # events appended (by the emitting threads: an increment lost to a race lets a
+        # few events more in) and taken out (by the sink thread and close())
+        self._in = self._out = 0
         self._lock = threading.Lock()  # counters written by emitters' and close()'s threads
         # events in records librdkafka accepted, and in those delivered: sink thread only
         self._accepted = self._written = 0
@@ -146,12 +165,15 @@ class KafkaTraceSink:
         self._thread: threading.Thread | None = None
 
     def emit(self, event: TraceRecord) -> None:
-        # len() and append() are atomic under the GIL: at worst a few events above capacity.
-        if len(self._buffer) >= self._capacity:
+        self.defer(_encode_one, (event,), 1)
+
+    def defer(self, write: Write, args: tuple[Any, ...], events: int) -> None:
+        if self._in - self._out + events > self._capacity:  # the call's events fit, or none
             with self._lock:
-                self._dropped_full += 1
+                self._dropped_full += events
             return
-        self._buffer.append(event)
+        self._in += events
+        self._buffer.append((write, args, events))  # atomic under the GIL
 
     def start(self) -> None:
         if self._thread is None:
@@ -168,10 +190,10 @@ class KafkaTraceSink:
         unsent = 0
         while True:
             try:
-                self._buffer.popleft()
+                unsent += self._buffer.popleft()[2]
             except IndexError:
                 break
-            unsent += 1
+        self._out += unsent
         self._count_unsent(unsent)
 
     def stats(self) -> TraceStats:
@@ -181,7 +203,7 @@ class KafkaTraceSink:
                 self._dropped_full,
                 self._dropped_failed,
                 self._dropped_unsent,
-                len(self._buffer),
+                sum(entry[2] for entry in list(self._buffer)),  # one C call copies it
             )
 
     def _run(self) -> None:
@@ -196,7 +218,7 @@ class KafkaTraceSink:
                 self._drain(producer)
                 # Events collect for a while between passes unless a backlog waits: a pass
                 # per few events would keep this thread on the GIL the data path needs.
-                if len(self._buffer) < DRAIN_PASS:
+                if self._in - self._out < DRAIN_PASS:
                     producer.poll(_IDLE_POLL_S)
             self._drain(producer)
             producer.flush(_CLOSE_FLUSH_S)
@@ -232,7 +254,7 @@ class KafkaTraceSink:
         if not buffer:
             return
         produce, topic = producer.produce, self.topic
-        for value, count in pack(self._encoded(producer, min(len(buffer), DRAIN_PASS))):
+        for value, count in pack(self._encoded(producer)):
             try:
                 produce(topic, value, on_delivery=partial(self._delivered, count))
             except BufferError:
@@ -245,20 +267,31 @@ class KafkaTraceSink:
                 self._accepted += count
         producer.poll(0)  # serves delivery reports
 
-    def _encoded(self, producer: Producer, count: int) -> Iterator[bytes]:
-        """The next ``count`` buffered events, encoded; those that cannot be are dropped
-        and counted."""
+    def _encoded(self, producer: Producer) -> Iterator[bytes]:
+        """The buffered events, encoded, about :data:`DRAIN_PASS` at most (whole entries);
+        an entry that cannot be encoded is dropped and its events counted."""
         popleft = self._buffer.popleft
-        for n in range(1, count + 1):
-            if not n & _YIELD_MASK:
+        taken = since_poll = 0
+        while taken < DRAIN_PASS:
+            try:
+                write, args, events = popleft()
+            except IndexError:
+                return
+            taken += events
+            self._out += events
+            since_poll += events
+            if since_poll > _POLL_EVERY:
                 # poll releases the GIL: the data path's threads, waiting for it after
                 # their own I/O, get it now instead of after the 5 ms switch interval
                 producer.poll(0)
+                since_poll = 0
             try:
-                yield encode(popleft())
-            except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                _log.warning("trace event not encodable, dropped: %s", exc)
-                self._count_failed(1)
+                encoded = list(write(*args))
+            except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+                _log.warning("%d trace events not encodable, dropped: %s", events, exc)
+                self._count_failed(events)
+                continue
+            yield from encoded
 
     def _delivered(self, count: int, error: KafkaError | None, _record: Message) -> None:
         # on the sink thread (its poll and flush): one report per record of ``count`` events
@@ -277,3 +310,7 @@ class KafkaTraceSink:
     def _count_unsent(self, count: int) -> None:
         with self._lock:
             self._dropped_unsent += count
+
+
+def _encode_one(event: TraceRecord) -> list[bytes]:
+    return [encode(event)]

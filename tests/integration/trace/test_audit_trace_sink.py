@@ -9,8 +9,9 @@ import pytest
 from confluent_kafka import Consumer
 
 from rmqcompat.config import ClientConfig
+from rmqcompat.message import MessageExt
 from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopologySpec
-from rmqcompat.trace import Emitter, KafkaTraceSink, decode_record
+from rmqcompat.trace import Emitter, KafkaTraceSink, bulk, decode_record
 from rmqcompat.trace.batch import MAX_EVENTS
 
 
@@ -67,3 +68,25 @@ def test_refused_events_are_counted_as_failed(
     sink.close()
     stats = sink.stats()
     assert (stats.written, stats.dropped_failed, stats.dropped_unsent) == (1, 1, 0)
+
+
+def test_deferred_events_arrive_and_an_unencodable_call_drops_only_its_own(
+    kafka_bootstrap: str, namespace: str
+) -> None:
+    client = ClientConfig(kafka_bootstrap, namespace)
+    emitter = Emitter("h@1@C", namespace)
+    sink = KafkaTraceSink(client)
+    msgs = [MessageExt("Orders", b"", f"id{n}", 0, n, 1, 1) for n in range(3)]
+    too_many = MessageExt("Orders", b"", "bad", 0, 9, 1, 1, 2**31)  # no Avro int holds it
+    for call in (msgs[:2], [msgs[0], too_many], msgs[2:]):
+        args = (emitter.who, 5, "G", call, (), "RECONSUME_LATER", 1, None)
+        sink.defer(bulk.consumed, args, len(call))
+    sink.start()
+    sink.close()
+    stats = sink.stats()
+    assert (stats.written, stats.dropped_failed, stats.dropped_unsent) == (3, 2, 0)
+    (value,) = _read_all(client, sink.topic, 1)
+    decoded = decode_record(value)
+    assert [(e["event"], e["msg_id"], e["group"]) for e in decoded] == [
+        ("CONSUME", f"id{n}", "G") for n in range(3)
+    ]

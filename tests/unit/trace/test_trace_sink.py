@@ -40,6 +40,17 @@ def test_full_buffer_drops_and_counts_without_blocking() -> None:
     assert sink.stats().dropped == 150
 
 
+def test_deferred_events_count_one_by_one_against_the_capacity() -> None:
+    sink = KafkaTraceSink(_UNREACHABLE, capacity=10)
+    encode_later = lambda n: [b""] * n  # noqa: E731 - never called: the sink is not started
+    for _ in range(3):  # a listener call of 4 messages each: the third finds 8 of 10 taken
+        sink.defer(encode_later, (4,), 4)
+    stats = sink.stats()
+    assert (stats.buffered, stats.dropped_full) == (8, 4)
+    sink.close()
+    assert (sink.stats().dropped_unsent, sink.stats().buffered) == (8, 0)
+
+
 def test_unreachable_broker_counts_failures_and_close_returns() -> None:
     sink = KafkaTraceSink(_UNREACHABLE, capacity=1000)
     sink.start()

@@ -1,0 +1,272 @@
+"""Trace events of the hot paths encoded in bulk, straight from the data path's values.
+
+The data path hands the sink what it has at hand (a listener call's messages, an
+acknowledged send, a forwarded record, a committed replay chunk) with one append; the
+sink's thread calls the functions here, which write each event's single-object encoding
+(byte for byte what :func:`rmqcompat.trace.codec.encode` writes for the event the
+:class:`~rmqcompat.trace.events.Emitter` builds) without building the event first. The
+fields every event of one call shares (who, when, the group, a status) are encoded once
+per call; per event only its own fields are. The field order is the schema's
+(``trace_event.avsc``); ``tests/unit/trace/test_trace_bulk.py`` checks every function
+against the codec.
+
+Every union of the schema is ``["null", T]``: null is written ``00``, a value ``02``
+then the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from rmqcompat import parking
+from rmqcompat import properties as props
+from rmqcompat.message import Message, MessageExt
+from rmqcompat.trace.avro import zigzag_long
+from rmqcompat.trace.schema import EVENT_TYPES, HEADER, SCHEMA
+from rmqcompat.wire import KafkaRecord, offset_message_id
+
+_NULL, _SOME = b"\x00", b"\x02"
+_LONG = 2**63
+_INT = 2**31
+_KIND = {name: HEADER + zigzag_long(i) for i, name in enumerate(EVENT_TYPES)}
+_STATUS_TYPE = next(spec["type"][1] for spec in SCHEMA["fields"] if spec["name"] == "status")
+_STATUS = {name: _SOME + zigzag_long(i) for i, name in enumerate(_STATUS_TYPE["symbols"])}
+_ORIGIN, _TAGS, _KEYS = props.ORIGIN_MESSAGE_ID, props.TAGS, props.KEYS
+#: Encodings of repeating strings (topics, groups): at most this many, then forgotten.
+_CACHE_LIMIT = 4096
+_cache: dict[str, bytes] = {}
+#: The varint of every zig-zagged value below 2**14 (one or two bytes), the same behind a
+#: union's ``02``, and 14 bits of a longer varint (two bytes, more to follow).
+_VARINT = tuple(zigzag_long((n >> 1) ^ -(n & 1)) for n in range(1 << 14))
+_SOME_VARINT = tuple(_SOME + v for v in _VARINT)
+_MORE = tuple(bytes(((k & 0x7F) | 0x80, (k >> 7) | 0x80)) for k in range(1 << 14))
+#: The CONSUME events of one listener call share their head: the last one is kept, for
+#: the next call in the same millisecond.
+_last_head: tuple[tuple[object, ...], tuple[bytes, bytes, bytes]] | None = None
+
+
+def _long(value: int) -> bytes:
+    if not -_LONG <= value < _LONG:
+        raise OverflowError(f"{value} is outside an Avro long")
+    return zigzag_long(value)
+
+
+def _int(value: int) -> bytes:
+    if not -_INT <= value < _INT:
+        raise OverflowError(f"{value} is outside an Avro int")
+    return zigzag_long(value)
+
+
+def _str(value: str) -> bytes:
+    data = value.encode()
+    return zigzag_long(len(data)) + data
+
+
+def _some_str(value: str | None) -> bytes:
+    return _NULL if value is None else _SOME + _str(value)
+
+
+def _some_long(value: int | None) -> bytes:
+    return _NULL if value is None else _SOME + _long(value)
+
+
+def _some_int(value: int | None) -> bytes:
+    return _NULL if value is None else _SOME + _int(value)
+
+
+def _some_natural(value: int) -> bytes:
+    """:func:`_some_long` of a ``value`` >= 0 (an offset, an epoch time), 14 bits a step."""
+    if not 0 <= value < _LONG:
+        return _SOME + _long(value)
+    n = value << 1
+    if n < 16384:
+        return _SOME_VARINT[n]
+    out = _SOME + _MORE[n & 16383]
+    n >>= 14
+    while n >= 16384:
+        out += _MORE[n & 16383]
+        n >>= 14
+    return out + _VARINT[n]
+
+
+def _some_small(value: int) -> bytes:
+    """:func:`_some_int` of a ``value`` that is mostly small (a partition, a count)."""
+    return _SOME_VARINT[value << 1] if 0 <= value < 8192 else _SOME + _int(value)
+
+
+def _repeating(value: str | None) -> bytes:
+    """:func:`_some_str` of a value that repeats from event to event (cached)."""
+    if value is None:
+        return _NULL
+    encoded = _cache.get(value)
+    if encoded is None:
+        encoded = _SOME + _str(value)
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        _cache[value] = encoded
+    return encoded
+
+
+def identity(client_id: str, host: str, namespace: str) -> bytes:
+    """The encoding of the three fields after the timestamp: who emitted the events."""
+    return _str(client_id) + _str(host) + _str(namespace)
+
+
+def consumed(
+    who: bytes,
+    at_ms: int,
+    group: str,
+    msgs: Sequence[MessageExt],
+    failed: Collection[int],
+    late: str,
+    duration_ms: int,
+    reconsumes: Sequence[int] | None,
+) -> list[bytes]:
+    """The CONSUME events of one listener call on ``msgs`` at ``at_ms``: the ``failed``
+    indexes ``late``, the others SUCCESS; ``reconsumes`` are the messages' counts when
+    the call ended (None: read from the messages, which nobody changed since)."""
+    global _last_head  # one tuple, replaced whole: a reader sees a key with its head
+    key = (who, at_ms, group, late, duration_ms)
+    last = _last_head
+    if last is not None and last[0] == key:
+        head, ok, bad = last[1]
+    else:
+        head = _KIND["CONSUME"] + _long(at_ms) + who + _repeating(group)
+        took = _SOME + _long(duration_ms)
+        ok, bad = _STATUS["SUCCESS"] + took, _STATUS[late] + took
+        _last_head = (key, (head, ok, bad))
+    events: list[bytes] = []
+    append, join = events.append, b"".join
+    for i, msg in enumerate(msgs):
+        get = msg.properties.get
+        reconsume = msg.reconsume_times if reconsumes is None else reconsumes[i]
+        msg_id = msg.msg_id.encode()
+        origin, tags, keys = get(_ORIGIN), get(_TAGS), get(_KEYS)
+        append(
+            join(
+                (
+                    head,
+                    _repeating(msg.topic),
+                    _NULL,  # physical topic
+                    _some_small(msg.queue_id),
+                    _some_natural(msg.queue_offset),
+                    _VARINT[len(msg_id) << 1] if len(msg_id) < 8192 else zigzag_long(len(msg_id)),
+                    msg_id,
+                    _NULL if origin is None else _SOME + _str(origin),
+                    _NULL if tags is None else _SOME + _str(tags),
+                    _NULL if keys is None else _SOME + _str(keys),
+                    bad if i in failed else ok,
+                    _some_small(reconsume),
+                    b"\x00\x00\x00",  # delay level, due time, target topic
+                    _some_natural(msg.born_timestamp),
+                    _NULL,  # reason
+                )
+            )
+        )
+    return events
+
+
+def published(
+    who: bytes,
+    at_ms: int,
+    message: Message,
+    msg_id: str,
+    physical_topic: str,
+    born_ms: int | None,
+    headers: Iterable[tuple[str, bytes | None]],
+) -> list[bytes]:
+    """The PUBLISH event of ``message``, acknowledged at ``at_ms`` (see
+    :func:`rmqcompat.trace.hooks.published`)."""
+    due_ms = message.deliver_time_ms
+    if due_ms is None and message.delay_time_level:
+        due_ms = parking.stamped_due(headers)
+    return [
+        b"".join(
+            (
+                _KIND["PUBLISH"],
+                _long(at_ms),
+                who,
+                _NULL,  # group
+                _repeating(message.topic),
+                _repeating(physical_topic),
+                b"\x00\x00",  # partition, offset
+                _str(msg_id),
+                _NULL,  # origin msg id
+                _some_str(message.tags),
+                _some_str(props.join_keys(message.keys)),
+                b"\x00\x00\x00",  # status, duration, reconsume times
+                _some_int(message.delay_time_level or None),
+                _some_long(due_ms),
+                _NULL,  # target topic
+                _some_long(born_ms),
+                _NULL,  # reason
+            )
+        )
+    ]
+
+
+def _int_property(properties: Mapping[str, str], name: str) -> int | None:
+    text = properties.get(name)
+    return int(text) if text is not None and text.lstrip("-").isdigit() else None
+
+
+def forwarded(
+    who: bytes, at_ms: int, source: KafkaRecord, properties: Mapping[str, str], due_ms: int
+) -> list[bytes]:
+    """The FORWARD event of parked ``source`` (see :func:`rmqcompat.trace.hooks.forwarded`),
+    delivered at ``at_ms``."""
+    partition, offset = source.partition() or 0, source.offset() or 0
+    physical = source.topic() or ""
+    real_topic = properties.get(props.REAL_TOPIC, "")
+    msg_id = properties.get(props.UNIQ_KEY) or offset_message_id(physical, partition, offset)
+    return [
+        b"".join(
+            (
+                _KIND["FORWARD"],
+                _long(at_ms),
+                who,
+                _NULL,  # group
+                _repeating(properties.get(props.RETRY_TOPIC, real_topic)),
+                _repeating(physical),
+                _SOME + _int(partition),
+                _SOME + _long(offset),
+                _str(msg_id),
+                _some_str(properties.get(_ORIGIN)),
+                b"\x00\x00\x00\x00",  # tags, keys, status, duration
+                _some_int(_int_property(properties, props.RECONSUME_TIME)),
+                _some_int(_int_property(properties, props.DELAY)),
+                _SOME + _long(due_ms),
+                _repeating(real_topic),
+                b"\x00\x00",  # born time, reason
+            )
+        )
+    ]
+
+
+def replayed(
+    who: bytes,
+    at_ms: int,
+    group: str,
+    letters: Iterable[tuple[str, str, str, str | None]],
+    command: str,
+) -> list[bytes]:
+    """The REPLAY events of dead letters of ``group`` sent again at ``at_ms``: each
+    ``(msg_id, original topic, replayed to, origin msg id)``."""
+    head = _KIND["REPLAY"] + _long(at_ms) + who + _repeating(group)
+    reason = _some_str(command)
+    return [
+        b"".join(
+            (
+                head,
+                _repeating(topic),
+                b"\x00\x00\x00",  # physical topic, partition, offset
+                _str(msg_id),
+                _some_str(origin),
+                b"\x00" * 7,  # tags ... due time
+                _repeating(replayed_to),
+                _NULL,  # born time
+                reason,
+            )
+        )
+        for msg_id, topic, replayed_to, origin in letters
+    ]
