@@ -38,6 +38,8 @@ from rmqcompat.devbroker import (
     DevBrokerUnavailableError,
     java_available,
 )
+from rmqcompat.topics.provision import ensure_topics
+from rmqcompat.topics.spec import TopicSpec
 
 if TYPE_CHECKING:
     from rmqcompat.devbroker import DevBroker, DevCluster
@@ -175,8 +177,34 @@ def session_broker() -> Iterator[SessionBroker]:
 
 @pytest.fixture(scope="session")
 def kafka_bootstrap(session_broker: SessionBroker) -> str:
-    """``bootstrap.servers`` of the session's broker."""
+    """``bootstrap.servers`` of the session's broker, once an idempotent producer got
+    through (:func:`_warm_up`)."""
+    _warm_up(session_broker.bootstrap_servers)
     return session_broker.bootstrap_servers
+
+
+#: How long the session's first idempotent produce may take before the tests go on anyway.
+WARM_UP_S = 120.0
+WARM_UP_TOPIC = "rmqcompat-test-warm-up"
+
+
+def _warm_up(bootstrap: str) -> None:
+    """Produce one record with an idempotent producer and wait for it.
+
+    A fresh Apache Kafka creates its transaction-state topic on the first producer-id
+    request, which every idempotent producer (all of the SDK's) makes; on a loaded machine
+    that took longer than a send's 3 s timeout, so the session's first tests (the
+    conformance suite, first in the run) saw their first sends refused. The broker's
+    first-use cost is not what any test is about.
+    """
+    from confluent_kafka import Producer
+
+    ensure_topics({"bootstrap.servers": bootstrap}, {WARM_UP_TOPIC: TopicSpec(1)})
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    producer.produce(WARM_UP_TOPIC, b"warm-up")
+    left = producer.flush(WARM_UP_S)
+    if left:
+        print(f"the broker at {bootstrap} did not take a record within {WARM_UP_S:.0f} s")
 
 
 @pytest.fixture(scope="session")
