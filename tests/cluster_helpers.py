@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
-from waiting import wait_until
+from waiting import WAIT_S, wait_until
 
 from rmqcompat.devbroker import DevCluster
 
@@ -30,18 +30,20 @@ def all_in_sync(bootstrap: str, topic: str, replicas: int = 3) -> bool:
     )
 
 
-def restore(cluster: DevCluster, *topics: str) -> None:
-    """Start every node that is down, thaw frozen ones, and wait until ``topics`` are fully
-    in sync again: a fault test leaves the shared cluster as it found it."""
+def restore(cluster: DevCluster, *topics: str, timeout: float = WAIT_S) -> None:
+    """Start every node that is down, thaw frozen ones, and wait (up to ``timeout`` for
+    each step) until ``topics`` are fully in sync again: a fault test leaves the shared
+    cluster as it found it."""
     for node in cluster.nodes:
         if node.is_running:
             node.thaw()
         else:
             node.start()
     bootstrap = cluster.bootstrap_servers
-    wait_until(lambda: len(_brokers(bootstrap)) == len(cluster.nodes), what="every broker")
+    every = len(cluster.nodes)
+    wait_until(lambda: len(_brokers(bootstrap)) == every, timeout, what="every broker")
     for topic in topics:
-        wait_until(lambda t=topic: all_in_sync(bootstrap, t), what=f"{topic} in sync")
+        wait_until(lambda t=topic: all_in_sync(bootstrap, t), timeout, what=f"{topic} in sync")
 
 
 def committed_and_ends(bootstrap: str, group_id: str, topics: list[str]) -> list[str]:
