@@ -62,7 +62,7 @@ def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str
     if scenario.create_topic:
         create_topic(side.bootstrap, topic, side.namespace, partitions=scenario.queues)
     with ExitStack() as stack:
-        stack.enter_context(_forwarder(side))
+        stack.enter_context(forwarder(side))
         consumer = _consumer(scenario, side, topic, group, observer, stack)
         if scenario.consumer_first:
             consumer.start()
@@ -157,11 +157,11 @@ def _fail(reply: Reply, status: Any) -> Any:
 
 
 @contextmanager
-def _forwarder(side: KafkaSide) -> Iterator[None]:
+def forwarder(side: KafkaSide, levels: str = CONFORMANCE_DELAY_LEVELS) -> Iterator[None]:
     forwarder = DelayForwarder(
         side.bootstrap,
         namespace=side.namespace,
-        message_delay_level=CONFORMANCE_DELAY_LEVELS,
+        message_delay_level=levels,
         kafka_config=side.overrides,
     )
     forwarder.start()

@@ -19,6 +19,7 @@ from scenario import (
     Send,
     Transaction,
 )
+from scenarios5 import ALL5
 
 #: Kafka forces these: a record has one timestamp (the store time) and no reconsume-times
 #: field, so both travel as headers and a listener sees them among the properties.
@@ -188,5 +189,5 @@ REFUSED_SENDS = (
     ),
 )
 
-ALL = CONCURRENT + DELAYED_SENDS + ORDERLY + TRANSACTIONS + REFUSED_SENDS
+ALL = CONCURRENT + DELAYED_SENDS + ORDERLY + TRANSACTIONS + REFUSED_SENDS + ALL5
 BY_NAME = {scenario.name: scenario for scenario in ALL}
