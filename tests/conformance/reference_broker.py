@@ -50,7 +50,9 @@ _READY = {
 #: SimpleConsumer scenario runs with invisible times of a few seconds, as on rmqcompat.
 MIN_INVISIBLE_MS = 1000
 _START_TIMEOUT_S = 90.0
-_JVM = ("-Xms128m", "-Xmx384m", "-XX:+UseG1GC", "-Djava.awt.headless=true")
+_JVM = ("-Xms128m", "-XX:+UseG1GC", "-Djava.awt.headless=true")
+#: The proxy's JVM holds the broker too.
+_HEAP = {"namesrv": "-Xmx256m", "proxy": "-Xmx768m"}
 
 
 class ReferenceBootError(Exception):
@@ -136,7 +138,8 @@ class ReferenceBroker:
 
     def _spawn(self, name: str, main: str, *args: str | Path) -> None:
         log = self._home / f"{name}.out"
-        argv = [self.java, *_JVM, *self.system_properties(), "-cp", str(self.jars / "*")]
+        argv = [self.java, *_JVM, _HEAP[name], *self.system_properties()]
+        argv += ["-cp", str(self.jars / "*")]
         argv += [main, *map(str, args)]
         with log.open("wb") as out:
             process = subprocess.Popen(

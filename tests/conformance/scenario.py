@@ -98,7 +98,9 @@ class Scenario:
     repeats; a key with none succeeds). ``max_reconsume_times`` -1 is the default (16
     concurrent, unlimited orderly). ``consumer_first`` starts the consumer before sending
     (for delayed sends, whose first gap counts from the send); ``consume_from`` is the
-    group's ``consume_from_where`` (FIRST or LAST offset); ``create_topic`` False sends to
+    group's ``consume_from_where`` (FIRST or LAST offset); ``queue_age_ms`` delays the
+    consumer's start after the sends (an older queue), and ``young_queue_max_age_s`` is
+    rmqcompat's bound of a young queue's age (None: its default); ``create_topic`` False sends to
     a topic that does not exist; ``api`` picks the pair of runners (conftest.RUNNERS). The
     run ends once nothing happened for ``quiet_ms`` after the first delivery: longer than
     the longest gap the scenario waits.
@@ -121,6 +123,8 @@ class Scenario:
     quiet_ms: int = 6000
     api: Literal["4.x", "5.x"] = "4.x"
     consume_from: Literal["FIRST", "LAST"] = "FIRST"
+    queue_age_ms: int = 0
+    young_queue_max_age_s: float | None = None
     create_topic: bool = True
     transaction: Mapping[str, Transaction] | None = None
     expected: tuple[Expected, ...] = ()
@@ -147,6 +151,7 @@ class Scenario:
             "queues": self.queues,
             "consumer_first": self.consumer_first,
             "consume_from": self.consume_from,
+            "queue_age_ms": self.queue_age_ms,
             "create_topic": self.create_topic,
             "consumer_ready_ms": CONSUMER_READY_MS,
             "quiet_ms": self.quiet_ms,
