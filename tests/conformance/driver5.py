@@ -122,7 +122,7 @@ def drive(api: Any, config: Any, spec: dict[str, Any], options: dict[str, Any]) 
     letters = api.PushConsumer(
         config,
         spec["dlq_group"],
-        _listener(api, lambda m: recorder.event("dlq", observe(m)) or None),
+        _listener(api, lambda m: recorder.event("dlq", observe(m))),
         {f"%DLQ%{group}": api.FilterExpression("*")},
         **options,
     )
@@ -168,7 +168,8 @@ def _receive_loop(
     while not stop.is_set():
         try:
             messages = consumer.receive(spec["batch_size"], spec["invisible_s"])
-        except Exception:  # an empty long poll may raise: poll again
+        except Exception:  # an empty long poll may raise: poll again, not in a busy loop
+            stop.wait(0.1)
             continue
         for msg in messages or ():
             reply = recorder.deliver(msg)
