@@ -69,10 +69,10 @@ def forwarder_process(
     trace: bool,
     overrides: Mapping[str, Any],
     options: Sequence[str] = (),
-) -> Iterator[None]:
+) -> Iterator[subprocess.Popen[bytes]]:
     """``rmqcompat forwarder run`` in its own process (as users deploy it), healthy on
-    entry; ``overrides`` are its ``-X`` librdkafka settings, ``options`` further CLI
-    options. Stopped with SIGTERM on exit."""
+    entry (the process is yielded: a benchmark may kill it); ``overrides`` are its ``-X``
+    librdkafka settings, ``options`` further CLI options. Stopped with SIGTERM on exit."""
     port = free_port()
     passthrough = [arg for k, v in overrides.items() for arg in ("-X", f"{k}={v}")]
     cmd = [sys.executable, "-m", "rmqcompat.cli.main", "--bootstrap-servers", bootstrap,
@@ -86,7 +86,7 @@ def forwarder_process(
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("the forwarder did not become healthy")
             time.sleep(0.05)
-        yield
+        yield proc
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)

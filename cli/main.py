@@ -25,6 +25,7 @@ from rmqcompat.cli.produce_cmd import produce
 from rmqcompat.cli.settings import BOOTSTRAP_KEY, load_config_file, parse_passthrough
 from rmqcompat.cli.spool_cmd import spool
 from rmqcompat.cli.topics_cmd import topics
+from rmqcompat.core import implementation
 from rmqcompat.errors import (
     ConfigError,
     InvalidMessageError,
@@ -111,6 +112,10 @@ def _one_line(exc: BaseException) -> str:
     help="Seconds to wait for a broker to answer before failing.",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
+@click.version_option(
+    package_name="rmqcompat",
+    message=f"%(prog)s %(version)s, per-message paths: {implementation()}",
+)
 @click.pass_context
 def main(
     ctx: click.Context,

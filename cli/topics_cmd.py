@@ -36,6 +36,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _topology_options(command: F) -> F:
     options = [
         click.option("--group", "groups", multiple=True, help="Consumer group (repeatable)."),
+        click.option(
+            "--simple-group",
+            "simple_groups",
+            multiple=True,
+            help="RocketMQ 5 SimpleConsumer group: also its attempt log (repeatable).",
+        ),
         click.option("--topic", "topics", multiple=True, help="Business topic (repeatable)."),
         click.option(
             "--message-delay-level",
@@ -97,6 +103,7 @@ def _topology(ctx: CliContext, options: dict[str, Any]) -> Topology:
     )
     return build_topology(
         groups=options["groups"],
+        simple_groups=options["simple_groups"],
         topics=options["topics"],
         levels=DelayLevels.parse(options["message_delay_level"]),
         spec=spec,

@@ -254,10 +254,14 @@ class MessageExt:
         )
 
 
+#: The broker name of every :class:`MessageQueue`: one Kafka cluster is one "broker".
+BROKER_NAME = "kafka"
+
+
 @dataclass(frozen=True)
 class MessageQueue:
     """A RocketMQ message queue: on Kafka, one partition of a topic (logical name)."""
 
     topic: str
     queue_id: int
-    broker_name: str = "kafka"
+    broker_name: str = BROKER_NAME

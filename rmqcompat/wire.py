@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rmqcompat import properties as props
+from rmqcompat.core import CORE
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import from_kafka_topic
@@ -73,21 +74,33 @@ def offset_message_id(physical_topic: str, partition: int, offset: int) -> str:
 def decode_properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str]:
     """:func:`properties.from_headers`, with a fast path for well-formed headers.
 
-    Consumers decode every record, so the common case is one plain loop; anything unusual
-    (a None value, bad UTF-8, a repeated name) goes through the validating codec, which
-    raises the same :class:`MalformedHeaderError` as always.
+    Consumers decode every record, so the common case is one plain loop (compiled where the
+    core is built); anything unusual (a None value, bad UTF-8, a repeated name) goes
+    through the validating codec, which raises the same :class:`MalformedHeaderError` as
+    always.
     """
     if not headers:
         return {}
+    properties = _decode_well_formed(headers)
+    return props.from_headers(headers) if properties is None else properties
+
+
+def decode_well_formed(headers: list[tuple[str, bytes | None]]) -> dict[str, str] | None:
+    """The properties of ``headers`` when every one is a plain, distinct, UTF-8 property;
+    None when the validating codec must look (the pure-Python reference of the core's
+    ``decode_headers``)."""
     properties: dict[str, str] = {}
     try:
         for name, value in headers:
             properties[name] = value.decode("utf-8")  # type: ignore[union-attr]
     except (AttributeError, UnicodeDecodeError):
-        return props.from_headers(headers)
+        return None
     if len(properties) != len(headers):  # a repeated name
-        return props.from_headers(headers)
+        return None
     return properties
+
+
+_decode_well_formed = decode_well_formed if CORE is None else CORE.decode_headers
 
 
 _BORN_RANGE = (0, props.JAVA_LONG_MAX)

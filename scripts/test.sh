@@ -12,7 +12,10 @@
 #   2. `pytest -m "integration or faults" "$@"` on Tansu, the embedded broker of the demo
 #      and of users without Java: the broker tests of the same selection (a -m in "$@"
 #      wins); a selection without any is not a failure there.
-#   Both runs always happen; the script fails if either one fails.
+#   3. without arguments: the unit tests again on the pure-Python path
+#      (RMQCOMPAT_PURE_PYTHON=1), the reference the optional compiled core must match
+#      (runs 1 and 2 use the core where the install built it: rmqcompat --version says).
+#   Every run always happens; the script fails if any one fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,6 +26,9 @@ fi
 # resolves Spark's Kafka connector from Maven Central into ~/.cache/rmqcompat/ivy.
 # the docs extra: the documentation site (mkdocs.yml) built below.
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,spark,docs]'
+# the per-message paths this run uses: the compiled core (built above where cargo is
+# present, see rmqcompat/core.py) or pure Python
+.venv/bin/rmqcompat --version
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 # mypy --strict on the installed package layout (see the script's docstring).
@@ -46,5 +52,14 @@ RMQCOMPAT_TEST_BROKER=tansu .venv/bin/pytest -m "integration or faults" "$@" || 
 # 5 = nothing selected: e.g. `scripts/test.sh tests/unit` has no broker tests to repeat.
 if [ "$tansu_status" -ne 0 ] && [ "$tansu_status" -ne 5 ] && [ "$status" -eq 0 ]; then
   status=$tansu_status
+fi
+
+if [ "$#" -eq 0 ]; then
+  echo "== the unit tests again, on the pure-Python path =="
+  pure_status=0
+  RMQCOMPAT_PURE_PYTHON=1 .venv/bin/pytest -q tests/unit || pure_status=$?
+  if [ "$pure_status" -ne 0 ] && [ "$status" -eq 0 ]; then
+    status=$pure_status
+  fi
 fi
 exit "$status"

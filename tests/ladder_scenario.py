@@ -18,6 +18,7 @@ is still on record. The history is those logs plus the DLQ; :class:`History` che
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -74,6 +75,7 @@ def child(bootstrap: str, namespace: str, log_path: str, overrides: str) -> None
     from rmqcompat.consumer.listener import ConsumeFromWhere
     from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
 
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     log = open(log_path, "a", encoding="utf-8")
 
     def listener(msgs: list[Any], ctx: Any) -> Any:
@@ -160,7 +162,7 @@ class Processes:
         # the child waits for SIGTERM with sigwait: it must be blocked from the start
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
-            return subprocess.Popen([sys.executable, __file__, *args], stderr=subprocess.DEVNULL)
+            return _spawn([sys.executable, __file__, *args], log)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
@@ -169,7 +171,8 @@ class Processes:
         argv = [sys.executable, "-c", _FORWARDER, self.bootstrap, self.namespace, "run"]
         port = free_port()
         argv += ["--message-delay-level", DELAY_TABLE, "--metrics-port", str(port), *passthrough]
-        process = subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+        self.spawned += 1
+        process = _spawn(argv, self.logs / f"forwarder-{self.spawned}.log")
         self.metrics_ports[process.pid] = port
         return process
 
@@ -194,6 +197,13 @@ class Processes:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """Start a child whose warnings and errors go beside ``log`` (``.stderr``), kept in the
+    test's temporary directory: a failed run's first evidence."""
+    with log.with_suffix(".stderr").open("ab") as stderr:
+        return subprocess.Popen(argv, stderr=stderr)
 
 
 def members_with_partitions(bootstrap: str, group_id: str) -> int:

@@ -10,10 +10,12 @@ logical (RocketMQ)           physical (Kafka), before the namespace
 ``T`` (no ``%`` or ``|``)    ``T``
 ``%RETRY%G``                 ``rmq.retry.<esc G>``
 ``%DLQ%G``                   ``rmq.dlq.<esc G>``
+``%ATTEMPT%G``               ``rmq.attempt.<esc G>`` (SimpleConsumer attempts handed out)
 ``%SCHEDULE%10s``            ``rmq.delay.10s`` (one topic per delay level)
 ``RMQ_SYS_TRACE_TOPIC``      ``rmq.trace``
 ``RMQ_SYS_QUARANTINE_TOPIC`` ``rmq.quarantine``
 ``RMQ_SYS_REPLAY_LOG``       ``rmq.replay-log`` (the dead-letter replay ledger)
+``RMQ_SYS_RECALL_TOPIC``     ``rmq.recall`` (recalled timer messages)
 ``RMQ_SYS_TRANS_HALF_TOPIC``  ``rmq.trans-half`` (transactional half messages)
 ``RMQ_SYS_TRANS_OP_HALF_TOPIC`` ``rmq.trans-op`` (their commit/rollback/check records)
 ``TRANS_CHECK_MAX_TIME_TOPIC`` ``rmq.trans-check-max`` (halves undecided after check_max)
@@ -38,10 +40,14 @@ from rmqcompat.errors import InvalidNameError
 
 RETRY_PREFIX = "%RETRY%"
 DLQ_PREFIX = "%DLQ%"
+#: A SimpleConsumer group's attempt log: which offsets its members hold, at which attempt.
+ATTEMPT_PREFIX = "%ATTEMPT%"
 SCHEDULE_PREFIX = "%SCHEDULE%"
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 QUARANTINE_TOPIC = "RMQ_SYS_QUARANTINE_TOPIC"
 REPLAY_LOG_TOPIC = "RMQ_SYS_REPLAY_LOG"
+#: Recalls of timer messages (``Producer.recall_message``), read by every delay forwarder.
+RECALL_TOPIC = "RMQ_SYS_RECALL_TOPIC"
 #: RocketMQ's topics of transactional messages: half (prepared) messages and op records.
 TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
 TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
@@ -67,11 +73,12 @@ _FIXED = {
     TRACE_TOPIC: "trace",
     QUARANTINE_TOPIC: "quarantine",
     REPLAY_LOG_TOPIC: "replay-log",
+    RECALL_TOPIC: "recall",
     TRANS_HALF_TOPIC: "trans-half",
     TRANS_OP_HALF_TOPIC: "trans-op",
     TRANS_CHECK_MAX_TIME_TOPIC: "trans-check-max",
 }
-_PREFIXED = {RETRY_PREFIX: "retry", DLQ_PREFIX: "dlq"}
+_PREFIXED = {RETRY_PREFIX: "retry", DLQ_PREFIX: "dlq", ATTEMPT_PREFIX: "attempt"}
 
 
 def _check_rocketmq_name(kind: str, name: str, max_length: int) -> None:
@@ -143,6 +150,11 @@ def dlq_topic(group: str) -> str:
     return DLQ_PREFIX + validate_consumer_group(group)
 
 
+def attempt_topic(group: str) -> str:
+    """The logical attempt log of a SimpleConsumer group: ``%ATTEMPT%<group>``."""
+    return ATTEMPT_PREFIX + validate_consumer_group(group)
+
+
 def delay_topic(duration: str) -> str:
     """The logical topic of the delay level whose canonical duration is ``duration``."""
     if not _DURATION.fullmatch(duration):
@@ -162,6 +174,7 @@ def is_internal(logical: str) -> bool:
     return (
         is_retry_topic(logical)
         or is_dlq_topic(logical)
+        or (logical.startswith(ATTEMPT_PREFIX) and len(logical) > len(ATTEMPT_PREFIX))
         or logical.startswith(SCHEDULE_PREFIX)
         or logical in _FIXED
     )

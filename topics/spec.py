@@ -85,7 +85,8 @@ class TopicSpec:
 @dataclass(frozen=True)
 class TopologySpec:
     """Specs per kind: business topics, retry topics, DLQs, delay levels, trace, quarantine,
-    transaction (the half and op topics of transactional producers).
+    transaction (the half and op topics of transactional producers), the replay ledger and
+    the SimpleConsumer attempt logs, the recalls of timer messages.
 
     Defaults: every kind but business topics is :data:`REPLICATED` (``min(3, brokers)``
     replicas, 2 in sync with 3: :meth:`TopicSpec.on_cluster`), so a parked, retried,
@@ -118,6 +119,17 @@ class TopologySpec:
     #: The dead-letter replay ledger: one partition (one ordered log), compacted, forever.
     ledger: TopicSpec = TopicSpec(
         1, REPLICATED, {"cleanup.policy": "compact", "retention.ms": "-1"}
+    )
+    #: A SimpleConsumer group's attempt log (``%ATTEMPT%<group>``): one record per member,
+    #: its latest wins (compacted); a member that died keeps its record a week, far
+    #: longer than any invisible time (12 h), then it is deleted.
+    #: Recalled timer messages (``RMQ_SYS_RECALL_TOPIC``), keyed by message id; a timer
+    #: message is due within 3 days at most, so a week outlives every recall.
+    recall: TopicSpec = TopicSpec(
+        1, REPLICATED, {"cleanup.policy": "compact,delete", "retention.ms": str(_WEEK_MS)}
+    )
+    attempts: TopicSpec = TopicSpec(
+        1, REPLICATED, {"cleanup.policy": "compact,delete", "retention.ms": str(_WEEK_MS)}
     )
 
     def sized_for(self, max_message_size: int) -> TopologySpec:

@@ -23,11 +23,13 @@ from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import (
     QUARANTINE_TOPIC,
+    RECALL_TOPIC,
     REPLAY_LOG_TOPIC,
     TRACE_TOPIC,
     TRANS_CHECK_MAX_TIME_TOPIC,
     TRANS_HALF_TOPIC,
     TRANS_OP_HALF_TOPIC,
+    attempt_topic,
     dlq_topic,
     is_internal,
     retry_topic,
@@ -39,7 +41,18 @@ from rmqcompat.topics.naming import (
 from rmqcompat.topics.provision import ADMIN_TIMEOUT_S, ensure_topics
 from rmqcompat.topics.spec import BROKER_DEFAULT, TopicSpec, TopologySpec
 
-Kind = Literal["business", "retry", "dlq", "delay", "trace", "quarantine", "transaction", "ledger"]
+Kind = Literal[
+    "business",
+    "retry",
+    "dlq",
+    "delay",
+    "trace",
+    "quarantine",
+    "transaction",
+    "ledger",
+    "attempts",
+    "recall",
+]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 Problem = Literal["missing", "partitions", "replication", "config"]
 
@@ -79,6 +92,7 @@ def build_topology(
     namespace: str = "",
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     transaction_groups: Iterable[str] = (),
+    simple_groups: Iterable[str] = (),
 ) -> Topology:
     """Build the topology for ``groups`` and business ``topics`` (pure, no I/O).
 
@@ -92,6 +106,8 @@ def build_topology(
             ``max.message.bytes`` that fits it (unless ``spec`` sets one).
         transaction_groups: transactional producer groups; any adds the half and op
             topics (:func:`transaction_topics`), which the groups of a namespace share.
+        simple_groups: groups of RocketMQ 5 SimpleConsumers; each gets what ``groups``
+            get and its attempt log ``%ATTEMPT%<group>``.
 
     Raises:
         InvalidNameError: a name or the namespace is illegal, a physical name would break
@@ -103,8 +119,12 @@ def build_topology(
         wanted[_business_topic(topic)] = "business"
     for group in groups:
         wanted.update(_group_topics(group, dead_letter=True))
+    for group in simple_groups:
+        wanted.update(_group_topics(group, dead_letter=True))
+        wanted[attempt_topic(group)] = "attempts"
     wanted.update(_level_topics(levels))
     wanted.update(_SYSTEM_TOPICS)
+    wanted[RECALL_TOPIC] = "recall"
     wanted[REPLAY_LOG_TOPIC] = "ledger"
     if [validate_group(group) for group in transaction_groups]:
         wanted.update(dict.fromkeys(transaction_topics(), "transaction"))
@@ -139,6 +159,18 @@ def consumer_topology(
     return _plan(wanted, spec, namespace, max_message_size)
 
 
+def attempt_topology(
+    group: str,
+    *,
+    spec: TopologySpec | None = None,
+    namespace: str = "",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> Topology:
+    """What a RocketMQ 5 SimpleConsumer of ``group`` creates besides its core consumers'
+    topics (:func:`consumer_topology`): the group's attempt log."""
+    return _plan({attempt_topic(group): "attempts"}, spec, namespace, max_message_size)
+
+
 def delay_topology(
     *,
     levels: DelayLevels,
@@ -146,9 +178,11 @@ def delay_topology(
     namespace: str = "",
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> Topology:
-    """The level topics of ``levels`` and the system topics: what a delay-forwarder serves
-    and writes to, and where a producer parks delayed messages."""
-    return _plan({**_level_topics(levels), **_SYSTEM_TOPICS}, spec, namespace, max_message_size)
+    """The level topics of ``levels``, the recall topic and the system topics: what a
+    delay-forwarder serves, reads and writes to, and where a producer parks delayed
+    messages and recalls timer messages."""
+    wanted = {**_level_topics(levels), RECALL_TOPIC: "recall", **_SYSTEM_TOPICS}
+    return _plan(wanted, spec, namespace, max_message_size)
 
 
 def replay_topology(
@@ -192,6 +226,7 @@ _SYSTEM_TOPICS: dict[str, Kind] = {TRACE_TOPIC: "trace", QUARANTINE_TOPIC: "quar
 _SYSTEM_KINDS: dict[str, Kind] = {
     **_SYSTEM_TOPICS,
     REPLAY_LOG_TOPIC: "ledger",
+    RECALL_TOPIC: "recall",
     TRANS_HALF_TOPIC: "transaction",
     TRANS_OP_HALF_TOPIC: "transaction",
     TRANS_CHECK_MAX_TIME_TOPIC: "transaction",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
+from rmqcompat.consumer.dispatch import ConsumeBatch, Pool
 from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
@@ -20,12 +20,12 @@ _EXPIRY_CHECK_MAX_S = 1.0
 
 class ConcurrentConsumeService:
     """:class:`~rmqcompat.consumer.consume_service.ConsumeService` over a
-    :class:`WorkerPool` and a :class:`Settlement`."""
+    :class:`~rmqcompat.consumer.dispatch.Pool` and a :class:`Settlement`."""
 
     def __init__(
         self,
         settings: ConsumerSettings,
-        pool: WorkerPool,
+        pool: Pool,
         sendback: SendBack,
         partitions: Partitions,
         clock: Callable[[], float],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.consumer.listener import (
@@ -77,6 +78,22 @@ class ConsumeBatch:
         self.raised = False  # the listener raised (CONSUME traced as EXCEPTION)
         #: the listener answered for the other consume mode: the poll thread raises it
         self.refused: ListenerKindError | None = None
+
+
+class Pool(Protocol):
+    """What concurrent consumption needs of whatever runs its batches: the
+    :class:`WorkerPool` here, or a RocketMQ 5 SimpleConsumer's hand-over
+    (:class:`rmqcompat.v5.held_pool.HeldPool`)."""
+
+    def submit(self, batches: Sequence[ConsumeBatch]) -> None: ...
+
+    def backlog(self) -> int: ...
+
+    def wait(self, timeout: float, backlog_below: int | None = None) -> bool: ...
+
+    def results(self) -> list[ConsumeBatch]: ...
+
+    def shutdown(self) -> None: ...
 
 
 class WorkerPool:

@@ -88,6 +88,7 @@ class Membership:
                 consumer.incremental_assign(positions)
             else:
                 consumer.assign(positions)
+            _fetch_from_start(consumer, positions)
         finally:
             self._partitions.persist_starts()  # a new group's start is durable at once
 
@@ -115,8 +116,9 @@ class Membership:
         assigned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
         known = set(self._partitions.keys())
         self._partitions.drop(known - assigned, commit=False)
-        fresh = sorted(assigned - known)
-        self._register([TopicPartition(t, p, OFFSET_INVALID) for t, p in fresh])
+        fresh = [TopicPartition(t, p, OFFSET_INVALID) for t, p in sorted(assigned - known)]
+        self._register(fresh)
+        _fetch_from_start(consumer, fresh)
 
     def _unassign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         if self._incremental:
@@ -224,6 +226,18 @@ class Membership:
         self._partitions.persist_starts()
 
 
+def _fetch_from_start(consumer: Consumer, tps: list[TopicPartition]) -> None:
+    """Resume ``tps``, which this consumer has just (re)started tracking, unpaused.
+
+    librdkafka keeps a partition's pause across unassign and assign: a partition that flow
+    control paused before it was revoked or lost, and that came back to this member, would
+    otherwise never be fetched again (its fresh state says it is not paused, so nothing
+    resumes it), and the group would stall behind its committed offset.
+    """
+    if tps:
+        consumer.resume(tps)
+
+
 def new_partitions(
     partitions: Mapping[str, Iterable[int]], known: Collection[Key]
 ) -> list[TopicPartition]:
@@ -240,21 +254,21 @@ def _stored(consumer: Consumer, tps: list[TopicPartition]) -> dict[Key, int]:
     """The group's committed offsets; a timed-out lookup is retried (raises when all fail)."""
     if not tps:
         return {}
-    committed = _with_retries(
+    committed = with_retries(
         "committed offsets lookup", lambda: consumer.committed(tps, timeout=METADATA_TIMEOUT_S)
     )
     return {(tp.topic, tp.partition): tp.offset for tp in committed}
 
 
 def _watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
-    low, high = _with_retries(
+    low, high = with_retries(
         f"watermarks of {tp.topic}[{tp.partition}]",
         lambda: consumer.get_watermark_offsets(tp, METADATA_TIMEOUT_S, cached=False),
     )
     return low, high
 
 
-def _with_retries(what: str, lookup: Callable[[], _T]) -> _T:
+def with_retries(what: str, lookup: Callable[[], _T]) -> _T:
     """``lookup()``, tried up to :data:`LOOKUP_ATTEMPTS` times (raises when all fail).
 
     Apache Kafka answers NOT_LEADER_FOR_PARTITION for a moment after a topic was created

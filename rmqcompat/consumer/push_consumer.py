@@ -172,6 +172,9 @@ class DefaultMQPushConsumer(Lifecycle):
         self._listener = as_callable(listener)
         self._orderly = orderly
 
+    def _has_listener(self) -> bool:
+        return self._listener is not None
+
     def start(self) -> None:
         """Create internal topics, join the group (or assign all partitions), consume.
 
@@ -182,7 +185,7 @@ class DefaultMQPushConsumer(Lifecycle):
             TopologyError: the internal topics could not be created.
         """
         self._require("created", "start")
-        if self._listener is None or not self._subs.filters:
+        if not self._has_listener() or not self._subs.filters:
             raise ClientStateError("subscribe() and register_message_listener() before start()")
         s = self.settings
         require_broker(s.client)

@@ -17,7 +17,7 @@ from confluent_kafka import KafkaError
 
 from rmqcompat.consumer.ack import all_succeeded, split_batch
 from rmqcompat.consumer.dead_letter import DirectDeadLetter
-from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
+from rmqcompat.consumer.dispatch import ConsumeBatch, Pool
 from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
 from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.sendback import SendBack
@@ -95,7 +95,7 @@ class Settlement:
         settings: ConsumerSettings,
         sendback: SendBack,
         partitions: Partitions,
-        pool: WorkerPool,
+        pool: Pool,
         clock: Callable[[], float],
     ) -> None:
         self._settings = settings

@@ -21,6 +21,7 @@ from rmqcompat.errors import ClientStateError, ConfigError, RmqCompatError
 from rmqcompat.forwarder import settings as fs
 from rmqcompat.forwarder.holding import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_BYTES, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics, MetricsServer
+from rmqcompat.forwarder.recalls import RecallReader
 from rmqcompat.forwarder.worker import ForwardLoop, LoopSettings
 from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
@@ -179,8 +180,9 @@ class DelayForwarder(Lifecycle):
         contact = self._contact = BrokerContact(self._contact_timeout_s)
         self._consumer = Consumer(contact.observe(fs.consumer_settings(self.config)))
         producer = Producer(contact.observe(fs.producer_settings(self.config)))
+        recalls = RecallReader(self.config)
         loop = ForwardLoop(
-            self._consumer, producer, loop_settings, self.metrics, self._clock, self.tracer
+            self._consumer, producer, loop_settings, self.metrics, self._clock, self.tracer, recalls
         )
         self._consumer.subscribe(
             [level_topic_pattern(self.config.namespace)],
@@ -204,6 +206,7 @@ class DelayForwarder(Lifecycle):
         finally:
             loop.stopping = True
             consumer.close()
+            loop.close_recalls()
             loop.close_producer()
             self.tracer.close()
 

@@ -27,9 +27,11 @@ from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.owned import OwnedPartition
 from rmqcompat.forwarder.plan import Forward, Planner, Wait
+from rmqcompat.forwarder.recalls import RecallReader
 from rmqcompat.forwarder.schedule import WakeSchedule
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.process_queue import ProcessQueue
+from rmqcompat.properties import UNIQ_KEY
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import Tracer, hooks
 from rmqcompat.wire import KafkaRecord, Key
@@ -62,8 +64,10 @@ class ForwardLoop:
         metrics: ForwarderMetrics,
         clock: Clock,
         tracer: Tracer | None = None,
+        recalls: RecallReader | None = None,
     ) -> None:
         self._tracer = tracer or Tracer.disabled()
+        self._recalls = recalls
         self._consumer = consumer
         self._s = settings
         self._metrics = metrics
@@ -96,6 +100,8 @@ class ForwardLoop:
         timeout = self._wakes.poll_timeout_s(self._clock(), self._poll_cap_s())
         touched = self._take(fetch(self._consumer, CONSUME_BATCH, timeout))
         touched.update(self._wakes.pop_due(self._clock()))
+        if self._recalls is not None:
+            self._recalls.refresh()
         for key in touched:
             self._drain(key)
         self._out.serve(self._owns)
@@ -103,6 +109,8 @@ class ForwardLoop:
             self._out.tally.flush()
             self._committer.commit(list(self._owned), asynchronous=True)
             self._committer.update_lag()
+            if self._recalls is not None:
+                self._recalls.recalled.forget_before(self._clock())
 
     def _owns(self, lane: Lane) -> bool:
         part = self._owned.get(lane.key)
@@ -158,13 +166,19 @@ class ForwardLoop:
         send, plan_read, clock = self._out.send, self._planner.plan_read, self._clock
         tracer = self._tracer
         tracing = tracer.enabled
+        recalled = self._recalls.recalled.ids if self._recalls is not None else {}
         late: list[float] = []  # lateness of the records forwarded here, observed at the end
         while held and not self.stopping:
             now = clock()
             msg, headers = held.head()
             plan = plan_read(msg, headers, delay_ms, now)
             if isinstance(plan, Forward):
-                if plan.hop:
+                if recalled and plan.properties.get(UNIQ_KEY) in recalled:
+                    offset = msg.offset()
+                    if offset is not None:  # always set on a fetched record
+                        lane.state.remove(offset)
+                    log.info("recalled %s dropped", plan.properties.get(UNIQ_KEY))
+                elif plan.hop:
                     send(lane, msg, plan.record, "hops")
                 else:
                     late.append(max(0, now - plan.due_ms) / 1000)
@@ -239,6 +253,10 @@ class ForwardLoop:
             self._wakes.cancel(key)
             self._committer.forget(key)
         self._metrics.assigned.set(len(self._owned))
+
+    def close_recalls(self) -> None:
+        if self._recalls is not None:
+            self._recalls.close()
 
     def close(self) -> None:
         """Finish in-flight produces and commit what was delivered (the consumer stays open)."""

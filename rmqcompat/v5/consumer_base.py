@@ -14,6 +14,7 @@ from rmqcompat.topics.naming import validate_group, validate_topic
 from rmqcompat.v5.config import ClientConfiguration
 from rmqcompat.v5.exceptions import IllegalArgumentException, IllegalStateException, translate
 from rmqcompat.v5.filter import FilterExpression
+from rmqcompat.v5.lanes import LostAttempts
 from rmqcompat.v5.native import CoreLimits, core_consumer
 
 
@@ -66,6 +67,8 @@ class ConsumerBase:
         self._cores: dict[str, DefaultMQPushConsumer] = {}
         self._lock = threading.RLock()
         self._running = False
+        #: what a subclass tells its core consumers of attempts lost by dead members
+        self._lost_attempts: LostAttempts | None = None
 
     @property
     def limits(self) -> CoreLimits:
@@ -145,6 +148,7 @@ class ConsumerBase:
             expression,
             self._listener_for(topic),
             self._limits,
+            self._lost_attempts,
         )
         try:
             core.start()

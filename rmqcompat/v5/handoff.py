@@ -1,9 +1,10 @@
-"""The hand-over between a consumer's listener threads and ``SimpleConsumer.receive``.
+"""The hand-over between a consumer's fetched messages and ``SimpleConsumer.receive``.
 
-Each fetched message waits here in a :class:`Slot`, on the listener thread that the
-consumer engine called for it, until ``receive`` takes it (granting its lease) or its
-source closes (then it is given back untaken). Taking and abandoning happen under one
-lock, so a slot is either received with a lease or given back, never both.
+Each fetched message waits here in a :class:`Slot` until ``receive`` takes it (granting
+its lease) or its source closes (then it is given back untaken). Taking and abandoning
+happen under one lock, so a slot is either received with a lease or given back, never
+both. A slot tells its holder (:mod:`rmqcompat.v5.held_pool`) through ``notify`` when it
+is taken or given back, and when its lease is acked or made to expire now.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import enum
 import threading
 from collections import deque
+from collections.abc import Callable
 
 from rmqcompat.message import MessageExt
 from rmqcompat.v5.leases import Leases
+from rmqcompat.wire import Key
 
 
 class SlotState(enum.Enum):
@@ -23,24 +26,27 @@ class SlotState(enum.Enum):
 
 
 class Slot:
-    """One fetched message of ``owner`` (a source's name), waiting for ``receive``."""
+    """One fetched message of ``owner`` (a source's name), waiting for ``receive``;
+    ``key`` is the Kafka partition that carried it; ``notify(slot)`` is called on every
+    change (any thread, possibly under the hand-over's lock: it must only queue)."""
 
-    def __init__(self, message: MessageExt, owner: str) -> None:
+    def __init__(
+        self, message: MessageExt, owner: str, key: Key, notify: Callable[[Slot], None]
+    ) -> None:
         self.message = message
         self.owner = owner
+        self.key = key
         self.state = SlotState.WAITING
         self.lease_id = -1
         self.handle = ""
-        self._settled = threading.Event()
-
-    def wait(self) -> SlotState:
-        """Block until the slot is taken or abandoned."""
-        self._settled.wait()
-        return self.state
+        self._notify = notify
 
     def settle(self, state: SlotState) -> None:
         self.state = state
-        self._settled.set()
+        self._notify(self)
+
+    def lease_ended(self, _lease_id: int) -> None:
+        self._notify(self)
 
 
 class Handoff:
@@ -68,7 +74,9 @@ class Handoff:
             taken: list[Slot] = []
             while self._slots and len(taken) < max_count:
                 slot = self._slots.popleft()
-                slot.lease_id, slot.handle = self.leases.grant(invisible_s, slot.owner)
+                slot.lease_id, slot.handle = self.leases.grant(
+                    invisible_s, slot.owner, slot.lease_ended
+                )
                 slot.settle(SlotState.TAKEN)
                 taken.append(slot)
             return taken

@@ -16,17 +16,22 @@ past it before Kafka acknowledged it). A revoked partition's lanes are dropped: 
 owner reads those messages again. Bound: a stuck group's backlog stays in the process
 queue, so once it exceeds the partition's flow-control threshold
 (``pull_threshold_for_queue``, 1000 messages) the partition pauses for every group.
+
+Given ``lost_attempts`` (a SimpleConsumer's attempt log, :mod:`rmqcompat.v5.attempts`),
+the service asks it once per assignment of a partition which offsets a member that died
+had handed out, and counts those attempts on the messages before anything else sees them.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 
 from rmqcompat.consumer.concurrent import ConcurrentConsumeService
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
+from rmqcompat.v5.attempts import restore
 from rmqcompat.v5.message import MESSAGE_GROUP
 from rmqcompat.wire import Key
 
@@ -83,20 +88,41 @@ class Lanes:
         return sum(len(q) for q in self._waiting.values())
 
 
+#: Offset -> attempt handed out by a member that died, per partition (see the module doc).
+LostAttempts = Callable[[Key], Mapping[int, int]]
+
+
 class LaneService(ConcurrentConsumeService):
     """The concurrent consume service behind a :class:`Lanes` gate."""
+
+    lost_attempts: LostAttempts | None = None
 
     @cached_property
     def lanes(self) -> Lanes:
         return Lanes()
+
+    @cached_property
+    def _lost(self) -> dict[Key, tuple[ProcessQueue, Mapping[int, int]]]:
+        return {}
 
     def submit(self, staged: Mapping[Key, list[MessageExt]]) -> None:
         admitted = {}
         for key, msgs in staged.items():
             state = self._partitions.get(key)
             if state is not None:
+                if self.lost_attempts is not None:
+                    self._restore(key, state.pq, msgs, self.lost_attempts)
                 admitted[key] = self.lanes.admit(key, state.pq, msgs)
         super().submit(admitted)
+
+    def _restore(
+        self, key: Key, pq: ProcessQueue, msgs: list[MessageExt], lost: LostAttempts
+    ) -> None:
+        known = self._lost.get(key)
+        if known is None or known[0] is not pq:  # assigned (again) since last asked
+            known = self._lost[key] = (pq, lost(key))
+        if known[1]:
+            restore(msgs, known[1])
 
     def settle(self) -> None:
         results = self._pool.results()

@@ -7,8 +7,9 @@ and a deadline counted from now; the old handle is dead. A dead, unknown or expi
 handle is refused with upstream's ``BadRequestException`` (40013,
 ``INVALID_RECEIPT_HANDLE``), as a RocketMQ 5 proxy refuses it.
 
-Pure logic with an injected monotonic clock; the thread that delivered the message
-waits in :meth:`Leases.outcome` for the settlement (see :mod:`rmqcompat.v5.simple`).
+Pure logic with an injected monotonic clock. A lease's ``on_end`` callback is called
+when it is acked or made to expire now; its holder asks :meth:`Leases.check` when that
+happens or its deadline comes (see :mod:`rmqcompat.v5.held_pool`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rmqcompat.v5.exceptions import INVALID_RECEIPT_HANDLE, BadRequestException
 
@@ -35,15 +36,17 @@ class Outcome(enum.Enum):
     EXPIRED = "expired"
 
 
+def _nothing(_lease_id: int) -> None:
+    return None
+
+
 @dataclass
 class _Lease:
     handle: str
     deadline: float
     owner: str
+    on_end: Callable[[int], None]
     outcome: Outcome | None = None
-    # wakes the one thread waiting for this lease (a shared condition would wake every
-    # holder's thread on each ack)
-    wake: threading.Event = field(default_factory=threading.Event)
 
 
 def invalid_handle(handle: object) -> BadRequestException:
@@ -64,23 +67,30 @@ class Leases:
         self._ids = itertools.count()
         self._prefix = uuid.uuid4().hex[:12]
 
-    def grant(self, invisible_s: float, owner: str = "") -> tuple[int, str]:
-        """A new lease: its id (for :meth:`outcome`) and its receipt handle; ``owner``
-        names the source, for :meth:`expire_all`."""
+    def grant(
+        self,
+        invisible_s: float,
+        owner: str = "",
+        on_end: Callable[[int], None] = _nothing,
+    ) -> tuple[int, str]:
+        """A new lease: its id (for :meth:`check`) and its receipt handle; ``owner``
+        names the source, for :meth:`expire_all`; ``on_end(lease_id)`` is called (on the
+        caller's thread) when it is acked or made to expire now."""
         with self._lock:
             lease_id = next(self._ids)
             handle = self._new_handle(lease_id)
-            self._leases[lease_id] = _Lease(handle, self._clock() + invisible_s, owner)
+            self._leases[lease_id] = _Lease(handle, self._clock() + invisible_s, owner, on_end)
             self._by_handle[handle] = lease_id
             return lease_id, handle
 
-    def ack(self, handle: str) -> None:
-        """Settle the lease of ``handle``. Raises BadRequestException (40013)."""
+    def ack(self, handle: str) -> int:
+        """Settle the lease of ``handle``; returns its id. Raises BadRequestException (40013)."""
         with self._lock:
             lease = self._live(handle)
             lease.outcome = Outcome.ACKED
-            del self._by_handle[handle]
-        lease.wake.set()
+            lease_id = self._by_handle.pop(handle)
+        lease.on_end(lease_id)
+        return lease_id
 
     def change(self, handle: str, invisible_s: float) -> str:
         """A new handle, the deadline ``invisible_s`` from now; ``handle`` is dead.
@@ -92,37 +102,47 @@ class Leases:
             lease.handle = self._new_handle(lease_id)
             lease.deadline = self._clock() + invisible_s
             self._by_handle[lease.handle] = lease_id
-        lease.wake.set()
         return lease.handle
 
-    def outcome(self, lease_id: int) -> Outcome:
-        """Block until the lease is acked or past its deadline; forget it."""
+    def check(self, lease_id: int) -> Outcome | float:
+        """The lease's outcome if it is acked or past its deadline (then it is forgotten),
+        else its deadline (on the clock)."""
         with self._lock:
             lease = self._leases[lease_id]
-        while True:
-            with self._lock:
-                left = lease.deadline - self._clock()
-                if lease.outcome is None and left <= 0:
-                    lease.outcome = Outcome.EXPIRED
-                    self._by_handle.pop(lease.handle, None)
-                if lease.outcome is not None:
-                    del self._leases[lease_id]
-                    return lease.outcome
-                lease.wake.clear()
-            lease.wake.wait(left)
+            if lease.outcome is None and lease.deadline <= self._clock():
+                lease.outcome = Outcome.EXPIRED
+                self._by_handle.pop(lease.handle, None)
+            if lease.outcome is None:
+                return lease.deadline
+            del self._leases[lease_id]
+            return lease.outcome
 
     def expire_all(self, owner: str | None = None) -> int:
         """Make every held lease (of ``owner``, or all) expire now; returns how many."""
         with self._lock:
-            live = [
-                lease
-                for lease in self._leases.values()
-                if lease.outcome is None and owner in (None, lease.owner)
-            ]
-            for lease in live:
+            return self._expire(
+                [
+                    lease_id
+                    for lease_id, lease in self._leases.items()
+                    if lease.outcome is None and owner in (None, lease.owner)
+                ]
+            )
+
+    def expire(self, lease_ids: list[int]) -> int:
+        """Make the held leases of ``lease_ids`` expire now; returns how many."""
+        with self._lock:
+            return self._expire([i for i in lease_ids if i in self._leases])
+
+    def _expire(self, lease_ids: list[int]) -> int:
+        # under the lock: on_end only queues the lease id for its holder (held_pool)
+        count = 0
+        for lease_id in lease_ids:
+            lease = self._leases[lease_id]
+            if lease.outcome is None:
                 lease.deadline = self._clock()
-                lease.wake.set()
-            return len(live)
+                lease.on_end(lease_id)
+                count += 1
+        return count
 
     def held(self) -> int:
         with self._lock:

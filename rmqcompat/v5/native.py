@@ -17,14 +17,15 @@ from typing import Any
 
 from rmqcompat.consumer import DefaultMQPushConsumer
 from rmqcompat.consumer.consume_service import ConsumeService
-from rmqcompat.consumer.dispatch import WorkerPool
+from rmqcompat.consumer.dispatch import Pool, WorkerPool
 from rmqcompat.consumer.membership import Membership
 from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import RecordSink, SendBack
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.v5.config import ClientConfiguration
 from rmqcompat.v5.exceptions import translate
-from rmqcompat.v5.lanes import LaneService
+from rmqcompat.v5.held_pool import HeldPool
+from rmqcompat.v5.lanes import LaneService, LostAttempts
 
 #: RocketMQ 5's default max delivery attempts of a group (retry max times 16, plus 1).
 DEFAULT_MAX_ATTEMPTS = 17
@@ -41,15 +42,27 @@ _WIDEST_SPAN = 65535
 
 
 class LaneConsumer(DefaultMQPushConsumer):
-    """The core push consumer with FIFO lanes (:mod:`rmqcompat.v5.lanes`)."""
+    """The core push consumer with FIFO lanes (:mod:`rmqcompat.v5.lanes`) and, when
+    given, the attempts lost by members that died (``lost_attempts``) and a SimpleConsumer's
+    hand-over in place of listener threads (``held_pool``)."""
+
+    lost_attempts: LostAttempts | None = None
+    held_pool: HeldPool | None = None
+
+    def _has_listener(self) -> bool:
+        return self.held_pool is not None or super()._has_listener()
 
     def _consume_service(
         self, sink: RecordSink, partitions: Partitions, membership: Membership
     ) -> ConsumeService:
         s = self.settings
-        pool = WorkerPool(self._listener, s.group, s.consume_thread_max, time.monotonic)
+        pool: Pool = self.held_pool or WorkerPool(
+            self._listener, s.group, s.consume_thread_max, time.monotonic
+        )
         sendback = SendBack(sink, s.retry_policy(), s.client.namespace, tracer=self.tracer)
-        return LaneService(s, pool, sendback, partitions, time.monotonic)
+        service = LaneService(s, pool, sendback, partitions, time.monotonic)
+        service.lost_attempts = self.lost_attempts
+        return service
 
 
 @dataclass(frozen=True)
@@ -71,8 +84,10 @@ def core_consumer(
     tag_expression: str,
     listener: Any,
     limits: CoreLimits,
+    lost_attempts: LostAttempts | None = None,
 ) -> LaneConsumer:
-    """A subscribed, not yet started core consumer for ``topic`` in ``group``.
+    """A subscribed, not yet started core consumer for ``topic`` in ``group``;
+    ``listener`` is a core listener or a SimpleConsumer's :class:`HeldPool`.
 
     Raises:
         IllegalArgumentException: a bad group, topic or expression (no I/O).
@@ -91,7 +106,11 @@ def core_consumer(
             consume_concurrently_max_span=_WIDEST_SPAN,
         )
         consumer.subscribe(topic, tag_expression)
-        consumer.register_message_listener(listener)
+        if isinstance(listener, HeldPool):
+            consumer.held_pool = listener
+        else:
+            consumer.register_message_listener(listener)
+        consumer.lost_attempts = lost_attempts
     except RmqCompatError as exc:
         raise translate(exc) from exc
     return consumer

@@ -12,24 +12,26 @@ so upstream's "topic accepts these types" check does not exist here.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
 from typing import Any
 
+from rmqcompat.clock import epoch_ms
 from rmqcompat.errors import RmqCompatError
-from rmqcompat.message import MessageExt
+from rmqcompat.message import BROKER_NAME, MessageExt
 from rmqcompat.producer import DefaultMQProducer, SendResult
 from rmqcompat.transaction import CheckSettings, LocalTransactionState, TransactionMQProducer
 from rmqcompat.v5.config import ClientConfiguration
 from rmqcompat.v5.exceptions import (
-    UNSUPPORTED,
     IllegalArgumentException,
     IllegalStateException,
-    UnsupportedException,
     translate,
 )
+from rmqcompat.v5.futures import in_thread
 from rmqcompat.v5.message import Message
 from rmqcompat.v5.outgoing import outgoing
+from rmqcompat.v5.recall import RecallWriter, checked, encode_handle
 from rmqcompat.v5.receipt import SendReceipt
 from rmqcompat.v5.transaction import Transaction, TransactionChecker, as_state
 
@@ -106,6 +108,8 @@ class Producer:
         except RmqCompatError as exc:
             raise translate(exc) from exc
         self._running = False
+        self._lock = threading.Lock()
+        self._recalls: RecallWriter | None = None
 
     def __str__(self) -> str:
         return f"PRODUCER client:{self._config.client.bootstrap_servers}"
@@ -194,11 +198,30 @@ class Producer:
         return Transaction(self._transactions)
 
     def recall_message(self, topic: str, recall_handle: str) -> str:
-        """Not built yet: raises UnsupportedException (50100)."""
+        """Recall the delayed message of ``recall_handle`` (its ``SendReceipt``'s) before
+        it is due: it is never delivered. Returns its message id. See :mod:`.recall`.
+
+        Raises:
+            IllegalStateException: not running.
+            InternalErrorException: code 50001, upstream's refusals: an invalid handle,
+                another topic, a delivery time already past (delivered, or not delayed).
+            ProxyTimeoutException: Kafka did not take the recall in time.
+        """
         self._require_running()
-        raise UnsupportedException(
-            f"recall_message is not supported by rmqcompat yet (topic {topic})", UNSUPPORTED
-        )
+        handle = checked(recall_handle, topic, BROKER_NAME, epoch_ms())
+        with self._lock:
+            if self._recalls is None:
+                try:
+                    self._recalls = RecallWriter(self._config.client, self._config.request_timeout)
+                except RmqCompatError as exc:  # the recall topic could not be created
+                    raise translate(exc) from exc
+            writer = self._recalls
+        writer.write(handle)
+        return handle.message_id
+
+    def recall_message_async(self, topic: str, recall_handle: str) -> Future[str]:
+        """:meth:`recall_message` on a helper thread; the future gets the id or the error."""
+        return in_thread(lambda: self.recall_message(topic, recall_handle), "rmqcompat-v5-recall")
 
     def _require_running(self) -> None:
         if not self._running:
@@ -207,4 +230,8 @@ class Producer:
 
 def _receipt(message: Message, result: SendResult) -> SendReceipt:
     message.message_id = result.msg_id
-    return SendReceipt(result.msg_id, None, result.message_queue, result.queue_offset)
+    deliver_ms = message.delivery_time_ms()
+    handle = None
+    if deliver_ms is not None and message.topic:
+        handle = encode_handle(message.topic, BROKER_NAME, deliver_ms, result.msg_id)
+    return SendReceipt(result.msg_id, None, result.message_queue, result.queue_offset, handle)

@@ -5,16 +5,17 @@ and every outcome is made durable through the core consumer's settlement:
 
 - Fetching is the core push consumer's engine (one per topic, :mod:`.native`): process
   queues, flow control, group membership, and offsets committed only past *settled*
-  messages. Each fetched message goes to a listener thread, which parks it in the
-  :class:`~rmqcompat.v5.handoff.Handoff` and waits: that thread *is* the message's
-  in-flight state, so the engine's accounting is unchanged.
+  messages. In place of listener threads, a :class:`~rmqcompat.v5.held_pool.HeldPool`
+  parks each fetched message in the :class:`~rmqcompat.v5.handoff.Handoff` and finishes
+  its batch when its lease ends (a heap of deadlines, no thread per message), so the
+  engine's accounting is unchanged.
 - ``receive`` takes parked messages and grants each a lease
   (:class:`~rmqcompat.v5.leases.Leases`): a receipt handle and a deadline of now +
   ``invisible_duration``. ``change_invisible_duration`` swaps the handle and restarts
   the deadline; the old handle is refused from then on (40013).
-- ``ack`` settles the lease: the listener returns CONSUME_SUCCESS and the message's
+- ``ack`` settles the lease: the batch finishes as CONSUME_SUCCESS and the message's
   offset may be committed.
-- A lease past its deadline is given back: the listener returns RECONSUME_LATER on
+- A lease past its deadline is given back: the batch finishes as RECONSUME_LATER on
   the shortest delay level of the table, so the core sends the message back through the delay
   forwarder to ``%RETRY%<group>``, whence it is received again with ``delivery_attempt``
   + 1 about one level later (1 s by default; RocketMQ's revive lag is 2-3 s). When the
@@ -22,8 +23,13 @@ and every outcome is made durable through the core consumer's settlement:
   instead, where ``rmqcompat dlq`` sees it. The offset moves on only once Kafka
   acknowledged the retry or DLQ record.
 - A process that dies holding messages never committed past them: the group's next
-  owner of the partition (after Kafka's session timeout) reads them again, with the
-  ``delivery_attempt`` they had (the lost attempt was never counted). Nothing is lost.
+  owner of the partition (after Kafka's session timeout) reads them again. Before
+  ``receive`` returns, it writes what this member holds (partition, offset, attempt) to
+  the group's attempt log ``%ATTEMPT%<group>`` (one produce and flush per call,
+  :mod:`.attempts`, :mod:`.attempt_log`); the next owner reads the log when it is
+  assigned the partition, so those messages come back with ``delivery_attempt`` + 1,
+  and past the max attempts go to ``%DLQ%<group>``, as RocketMQ counts an attempt whose
+  invisible time ran out. Nothing is lost.
 - ``shutdown`` gives back every held and every fetched-but-unreceived message at
   once (each counts one attempt), so the group redelivers them promptly.
 - FIFO (``message_group``): the core's lanes (:mod:`.lanes`) hand a group's next
@@ -33,26 +39,30 @@ and every outcome is made durable through the core consumer's settlement:
 
 Delivery is at least once: a rebalance that moves a partition away while a message of
 it is held lets the new owner deliver it again (the old holder's ack is still accepted).
-Messages are prefetched only as far as ``max_cached_messages`` (listener threads).
+Messages are parked or held only as far as ``max_cached_messages`` per topic.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+import uuid
 from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from rmqcompat.consumer import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
-from rmqcompat.message import MessageExt
-from rmqcompat.retry.decision import DLQ_NOW
+from rmqcompat.errors import RmqCompatError
+from rmqcompat.v5.attempt_log import AttemptLog
+from rmqcompat.v5.attempts import Entry, Held
 from rmqcompat.v5.config import ClientConfiguration
 from rmqcompat.v5.consumer_base import ConsumerBase
-from rmqcompat.v5.exceptions import IllegalArgumentException, IllegalStateException
+from rmqcompat.v5.exceptions import IllegalArgumentException, IllegalStateException, translate
 from rmqcompat.v5.filter import FilterExpression
-from rmqcompat.v5.handoff import Handoff, Slot, SlotState
-from rmqcompat.v5.leases import MAX_INVISIBLE_S, MIN_INVISIBLE_S, Leases, Outcome
-from rmqcompat.v5.message import MESSAGE_GROUP, Message
+from rmqcompat.v5.futures import in_thread
+from rmqcompat.v5.handoff import Handoff, Slot
+from rmqcompat.v5.held_pool import HeldPool
+from rmqcompat.v5.leases import MAX_INVISIBLE_S, MIN_INVISIBLE_S, Leases
+from rmqcompat.v5.message import Message
 from rmqcompat.v5.native import DEFAULT_MAX_ATTEMPTS, CoreLimits
 
 #: Default of ``max_cached_messages``: fetched messages parked or held per topic.
@@ -76,41 +86,6 @@ def _done(result: Any = None, error: BaseException | None = None) -> Future[Any]
     else:
         future.set_result(result)
     return future
-
-
-class _HoldingListener:
-    """The core listener of one topic: park the message, wait for its lease's end.
-
-    An expired FIFO message is offered again in place (its group's successors wait
-    behind it, :mod:`.lanes`) until its attempts are used up, then dead-lettered;
-    any other expired message is given back through the retry path.
-    """
-
-    def __init__(self, handoff: Handoff, owner: str, give_back_level: int, max_attempts: int):
-        self._handoff = handoff
-        self._owner = owner
-        self._give_back_level = give_back_level
-        self._max_attempts = max_attempts
-
-    def __call__(
-        self, msgs: list[MessageExt], context: ConsumeConcurrentlyContext
-    ) -> ConsumeConcurrentlyStatus:
-        ext = msgs[0]  # batches of one (the core's default)
-        while True:
-            slot = Slot(ext, self._owner)
-            self._handoff.offer(slot)
-            if slot.wait() is not SlotState.TAKEN:
-                break
-            if self._handoff.leases.outcome(slot.lease_id) is Outcome.ACKED:
-                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
-            if MESSAGE_GROUP not in ext.properties:
-                break
-            if ext.reconsume_times + 1 >= self._max_attempts:
-                context.delay_level_when_next_consume = DLQ_NOW
-                return ConsumeConcurrentlyStatus.RECONSUME_LATER
-            ext.reconsume_times += 1
-        context.delay_level_when_next_consume = self._give_back_level
-        return ConsumeConcurrentlyStatus.RECONSUME_LATER
 
 
 class SimpleConsumer(ConsumerBase):
@@ -139,9 +114,43 @@ class SimpleConsumer(ConsumerBase):
         super().__init__(client_configuration, consumer_group, subscription, limits)
         self._handoff = Handoff(Leases())
         self._receive_lock = threading.Lock()
+        self._held = Held()
+        self._log: AttemptLog | None = None
 
     def __str__(self) -> str:
         return f"SIMPLE_CONSUMER:{self.consumer_group}"
+
+    def startup(self) -> None:
+        """Join the group for every subscribed topic (see :class:`ConsumerBase`); opens
+        the group's attempt log first (created when missing).
+
+        Raises: IllegalStateException (running), ProxyTimeoutException (no broker).
+        """
+        if self.is_running:
+            raise IllegalStateException("consumer is already running")
+        try:
+            self._log = AttemptLog(self._config, self._group, uuid.uuid4().hex)
+        except RmqCompatError as exc:
+            raise translate(exc) from exc
+        self._lost_attempts = self._log.lost_attempts
+        try:
+            super().startup()
+        except BaseException:
+            self._close_log()
+            raise
+
+    def shutdown(self) -> None:
+        """Leave the group: every held and fetched message is given back (one attempt
+        each); then this member's attempt-log record is removed."""
+        try:
+            super().shutdown()
+        finally:
+            self._close_log()
+
+    def _close_log(self) -> None:
+        log, self._log = self._log, None
+        if log is not None:
+            log.close()
 
     def receive(self, max_message_num: int, invisible_duration: int) -> list[Message]:
         """Up to ``max_message_num`` messages, each invisible to the group for
@@ -166,20 +175,31 @@ class SimpleConsumer(ConsumerBase):
         namespace = self._config.namespace
         with self._receive_lock:
             slots = self._handoff.take(max_message_num, self._await_s, invisible)
+            if slots:
+                self._record(slots)
         return [Message.received(s.message, namespace, s.handle) for s in slots]
+
+    def _record(self, slots: list[Slot]) -> None:
+        """Write what this member holds, ``slots`` included, to the attempt log; if Kafka
+        does not take it, ``slots`` are given back (one attempt each) and the error raised."""
+        log = self._log
+        if log is None:  # shut down meanwhile: every lease was given back already
+            raise IllegalStateException("consumer is not running now.")
+        handed: dict[int, Entry] = {
+            s.lease_id: (s.key, s.message.queue_offset, s.message.reconsume_times + 1)
+            for s in slots
+        }
+        try:
+            log.write(self._held.add(handed))
+        except RmqCompatError as exc:
+            self._handoff.leases.expire(list(handed))
+            raise translate(exc) from exc
 
     def receive_async(self, max_message_num: int, invisible_duration: int) -> Future[list[Message]]:
         """:meth:`receive` on a helper thread; the future gets the list or the error."""
-        future: Future[list[Message]] = Future()
-
-        def run() -> None:
-            try:
-                future.set_result(self.receive(max_message_num, invisible_duration))
-            except BaseException as exc:
-                future.set_exception(exc)
-
-        threading.Thread(target=run, name="rmqcompat-v5-receive", daemon=True).start()
-        return future
+        return in_thread(
+            lambda: self.receive(max_message_num, invisible_duration), "rmqcompat-v5-receive"
+        )
 
     def ack(self, message: Message) -> None:
         """Settle a received message.
@@ -189,7 +209,10 @@ class SimpleConsumer(ConsumerBase):
             BadRequestException: code 40013, the handle was replaced, expired or unknown.
         """
         self._handle_of(message, "ack message")
-        self._handoff.leases.ack(message.receipt_handle or "")
+        lease_id = self._handoff.leases.ack(message.receipt_handle or "")
+        log = self._log
+        if log is not None:
+            log.write_later(self._held.settle(lease_id))
 
     def ack_async(self, message: Message) -> Future[None]:
         """:meth:`ack`, settled at once (it is local); the future gets the error."""
@@ -230,11 +253,17 @@ class SimpleConsumer(ConsumerBase):
             )
         return message.receipt_handle or ""
 
-    def _listener_for(self, topic: str) -> Any:
+    def _listener_for(self, topic: str) -> HeldPool:
         self._handoff.reopen(topic)
         levels = self._config.client.levels
-        return _HoldingListener(
-            self._handoff, topic, levels.shortest_level(), self._limits.max_attempts
+        return HeldPool(
+            self._handoff,
+            self._held,
+            topic,
+            levels.shortest_level(),
+            self._limits.max_attempts,
+            self._limits.threads,
+            time.monotonic,
         )
 
     def _closing(self, topic: str) -> None:

@@ -1,8 +1,10 @@
-"""A SimpleConsumer process SIGKILLed while it holds unacked messages: nothing is lost.
+"""A SimpleConsumer process SIGKILLed while it holds unacked messages: nothing is lost,
+and the lost attempt counts, as RocketMQ counts an attempt whose invisible time ran out.
 
-Run as a script, this file is the consumer child: it receives every message with a long
-invisible time, acks the first ``ACKED`` of them, writes each id it received and acked
-to a log (fsynced), then waits to be killed.
+Run as a script, this file is the consumer child: it receives with a long invisible
+time until it has seen every message id listed in its ``want`` file, acks the first
+``acks`` of what it received, writes each id with its ``delivery_attempt`` to a log
+(fsynced, then a ``done`` line), and waits to be killed.
 """
 
 from __future__ import annotations
@@ -19,37 +21,72 @@ import pytest
 
 MESSAGES = 20
 ACKED = 5
+MAX_ATTEMPTS = 2
 GIVE_UP_S = 60.0
 
 
-def child(bootstrap: str, namespace: str, group: str, log_path: str, cfg: str) -> None:
-    from v5_helpers import receive_until
-
+def child(
+    bootstrap: str, namespace: str, group: str, cfg: str, want_path: str, acks: str, log_path: str
+) -> None:
     from rmqcompat.v5 import ClientConfiguration, FilterExpression, SimpleConsumer
 
+    want = set(Path(want_path).read_text().split())
     config = ClientConfiguration(bootstrap, None, namespace, kafka_config=json.loads(cfg))
-    consumer = SimpleConsumer(config, group, {"Jobs": FilterExpression()}, await_duration=1)
+    consumer = SimpleConsumer(
+        config, group, {"Jobs": FilterExpression()}, await_duration=1, max_attempts=MAX_ATTEMPTS
+    )
     consumer.startup()
     log = open(log_path, "a", encoding="utf-8")
-    for i, msg in enumerate(receive_until(consumer, MESSAGES, invisible_s=600, max_num=32)):
-        if i < ACKED:
-            consumer.ack(msg)
-            log.write(f"acked {msg.message_id}\n")
-        else:
-            log.write(f"held {msg.message_id}\n")
+    seen: set[str] = set()
+    acked = 0
+    deadline = time.monotonic() + GIVE_UP_S
+    while not want <= seen and time.monotonic() < deadline:
+        for msg in consumer.receive(32, 600):
+            seen.add(msg.message_id or "")
+            if acked < int(acks):
+                consumer.ack(msg)
+                acked += 1
+                log.write(f"acked {msg.message_id} {msg.delivery_attempt}\n")
+            else:
+                log.write(f"held {msg.message_id} {msg.delivery_attempt}\n")
+    log.write("done\n")
     log.flush()
     os.fsync(log.fileno())
     signal.sigwait({signal.SIGTERM})
 
 
+def _run_and_kill(args: list[str], log: Path) -> dict[str, int]:
+    """Run a child until its log says done, SIGKILL it: the held id -> attempt."""
+    proc = subprocess.Popen(
+        [sys.executable, __file__, *args, str(log)],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
+    try:
+        deadline = time.monotonic() + GIVE_UP_S
+        while "done" not in _lines(log):
+            assert proc.poll() is None and time.monotonic() < deadline, _lines(log)
+            time.sleep(0.2)
+    finally:
+        proc.kill()
+        proc.wait()
+    held: dict[str, int] = {}
+    for line in _lines(log):
+        kind, _, rest = line.partition(" ")
+        if kind == "held":
+            msg_id, attempt = rest.split()
+            held.setdefault(msg_id, int(attempt))
+    return held
+
+
 @pytest.mark.slow
 @pytest.mark.faults
-def test_messages_held_by_a_killed_consumer_come_back_to_the_group(
+def test_a_killed_consumers_messages_come_back_with_the_next_attempt_then_dead_letter(
     kafka_bootstrap, namespace, client_overrides, unique_name, tmp_path
 ):
     sys.path.insert(0, str(Path(__file__).parent.parent))
-    from v5_helpers import config, create_topic, message
+    from v5_helpers import config, create_topic, message, read_dlq
 
+    from rmqcompat import properties as props
     from rmqcompat.v5 import FilterExpression, Producer, SimpleConsumer
 
     group = unique_name("g")
@@ -59,38 +96,33 @@ def test_messages_held_by_a_killed_consumer_come_back_to_the_group(
     producer.startup()
     ids = {producer.send(message("Jobs", f"{i}".encode())).message_id for i in range(MESSAGES)}
     producer.shutdown()
+    base = [kafka_bootstrap, namespace, group, json.dumps(client_overrides)]
 
-    log = tmp_path / "child.log"
-    args = [kafka_bootstrap, namespace, group, str(log), json.dumps(client_overrides)]
-    proc = subprocess.Popen(
-        [sys.executable, __file__, *args],
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    want = tmp_path / "want1"
+    want.write_text("\n".join(ids))
+    first = _run_and_kill([*base, str(want), str(ACKED)], tmp_path / "child1.log")
+    assert len(first) == MESSAGES - ACKED and first.keys() <= ids
+    assert set(first.values()) == {1}
+
+    # the killed process's attempt counts: every held message comes back as attempt 2
+    want = tmp_path / "want2"
+    want.write_text("\n".join(first))
+    second = _run_and_kill([*base, str(want), "0"], tmp_path / "child2.log")
+    assert first.keys() <= second.keys()
+    assert {second[i] for i in first} == {2}
+
+    # killed at its last attempt (2 of 2): the next owner dead-letters it, never delivers it
+    consumer = SimpleConsumer(
+        cfg, group, {"Jobs": FilterExpression()}, await_duration=1, max_attempts=MAX_ATTEMPTS
     )
-    try:
-        deadline = time.monotonic() + GIVE_UP_S
-        while len(_lines(log)) < MESSAGES:
-            assert proc.poll() is None and time.monotonic() < deadline, _lines(log)
-            time.sleep(0.2)
-    finally:
-        proc.kill()
-        proc.wait()
-    held = {line.split()[1] for line in _lines(log) if line.startswith("held")}
-    assert len(held) == MESSAGES - ACKED and held <= ids
-
-    consumer = SimpleConsumer(cfg, group, {"Jobs": FilterExpression()}, await_duration=1)
     consumer.startup()
     try:
-        back: dict[str, int] = {}
-        deadline = time.monotonic() + GIVE_UP_S
-        while not held <= back.keys():
-            assert time.monotonic() < deadline, f"{len(held - back.keys())} never came back"
-            for msg in consumer.receive(32, 60):
-                back[msg.message_id or ""] = msg.delivery_attempt or 0
-                consumer.ack(msg)
+        dead = read_dlq(kafka_bootstrap, namespace, group, client_overrides, len(first))
+        delivered = [m.message_id for m in consumer.receive(32, 60)]
     finally:
         consumer.shutdown()
-    # the killed process's attempt was never settled, so it is not counted
-    assert {back[i] for i in held} == {1}
+    assert {d[props.ORIGIN_MESSAGE_ID] for d in dead} == first.keys()
+    assert not first.keys() & set(delivered)
 
 
 def _lines(log: Path) -> list[str]:

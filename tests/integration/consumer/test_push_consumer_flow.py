@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+from confluent_kafka import Consumer
 from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, LEVELS, OK, Recorder
+from consumer_helpers import LATER, LEVELS, OK, Recorder, create_topic, make_consumer
 from waiting import wait_until
 
 from rmqcompat import properties as props
 from rmqcompat.quarantine import SOURCE_OFFSET
-from rmqcompat.topics.naming import QUARANTINE_TOPIC, dlq_topic
+from rmqcompat.topics.naming import QUARANTINE_TOPIC, dlq_topic, kafka_group_id
 
 
 def test_commit_is_the_smallest_in_flight_offset_and_a_restart_resumes_there(env):
@@ -51,6 +52,47 @@ def test_flow_control_pauses_a_partition_at_the_threshold_and_loses_nothing(env)
     assert held["count"] <= 20 + 10  # threshold + one fetch: memory stays bounded
     assert sorted(rec.ids()) == sorted(ids)
     assert env.offset() == 300
+
+
+def test_a_paused_partition_that_comes_back_after_a_rebalance_is_fetched_again(env):
+    """librdkafka keeps a partition's pause across revoke and assign: the consumer must
+    resume a partition it starts afresh, or the group stalls behind its committed offset
+    (seen on the cluster after a broker fault cost the members their sessions)."""
+    ids = env.produce([{} for _ in range(60)])
+    release = threading.Event()
+    rec = Recorder(lambda msgs, ctx: OK if release.wait(30) else LATER)
+    key = (env.physical(), 0)
+    settings = {"pull_threshold_for_queue": 20, "pull_batch_size": 10, "consume_thread_max": 1}
+    # eager assignment: another member joining revokes every partition and assigns this
+    # one back to the only member subscribed to its topic
+    eager = {**env.overrides, "partition.assignment.strategy": "range"}
+    other = create_topic(env.bootstrap, env.topic + "Other", env.ns)
+    consumer = make_consumer(env.bootstrap, eager, env.ns, env.group, **settings)
+    consumer.subscribe(env.topic)
+    consumer.register_message_listener(rec)
+    with consumer:
+        wait_until(lambda: consumer.stats().get(key, {}).get("paused"), what="pause")
+        member = Consumer(
+            {
+                **eager,
+                "bootstrap.servers": env.bootstrap,
+                "group.id": kafka_group_id(env.group, env.ns),
+            }
+        )
+        try:
+            member.subscribe([other])
+            # the partition came back: its fresh state has no pause on record
+            wait_until(
+                lambda: (
+                    member.poll(0.1) is None and consumer.stats().get(key, {}).get("pauses") == 0
+                ),
+                what="the partition assigned again",
+            )
+            release.set()
+            wait_until(lambda: set(rec.ids()) >= set(ids), what="all delivered after the rebalance")
+        finally:
+            member.close()
+    assert env.offset() == 60
 
 
 def test_consume_timeout_sends_back_once_and_ignores_the_late_result(env):

@@ -19,8 +19,8 @@ from rmqcompat.v5 import (
 from rmqcompat.v5.exceptions import (
     IllegalArgumentException,
     IllegalStateException,
+    InternalErrorException,
     NotFoundException,
-    UnsupportedException,
 )
 from rmqcompat.v5.message import MESSAGE_GROUP
 
@@ -96,6 +96,63 @@ def test_a_delay_message_arrives_after_its_time_through_the_forwarder(
     assert record.timestamp()[1] >= due_s * 1000
 
 
+LEVELS = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
+
+
+def test_a_delay_message_recalled_before_its_time_is_never_delivered(
+    producer, start_forwarder, kafka_bootstrap, namespace, client_overrides
+):
+    start_forwarder(LEVELS)
+    due_s = int(time.time()) + 4
+    recalled = producer.send(message("Orders", b"recalled", delivery_timestamp=due_s))
+    kept = producer.send(message("Orders", b"kept", delivery_timestamp=due_s))
+    assert recalled.recall_handle and kept.recall_handle
+    assert producer.recall_message("Orders", recalled.recall_handle) == recalled.message_id
+    # the kept one arrives after its time; the recalled one, due at the same time, never
+    (record,) = _read(kafka_bootstrap, namespace, client_overrides, 1)
+    assert record.value() == b"kept"
+    time.sleep(1.5)  # both hops of the recalled message are long past
+    assert [r.value() for r in _read(kafka_bootstrap, namespace, client_overrides)] == [b"kept"]
+
+
+def test_a_recall_survives_a_forwarder_restart(
+    producer, start_forwarder, kafka_bootstrap, namespace, client_overrides
+):
+    first = start_forwarder(LEVELS)
+    due_s = int(time.time()) + 5
+    recalled = producer.send(message("Orders", b"recalled", delivery_timestamp=due_s))
+    first.shutdown()  # the recall is written while no forwarder runs
+    producer.recall_message("Orders", recalled.recall_handle or "")
+    start_forwarder(LEVELS)
+    producer.send(message("Orders", b"marker", delivery_timestamp=due_s + 1))
+    (record,) = _read(kafka_bootstrap, namespace, client_overrides, 1)
+    assert record.value() == b"marker"
+    assert [r.value() for r in _read(kafka_bootstrap, namespace, client_overrides)] == [b"marker"]
+
+
+def test_a_recall_after_delivery_or_of_a_normal_message_is_refused_as_upstream(
+    producer, start_forwarder, kafka_bootstrap, namespace, client_overrides
+):
+    start_forwarder(LEVELS)
+    receipt = producer.send(message("Orders", b"soon", delivery_timestamp=int(time.time()) + 1))
+    _read(kafka_bootstrap, namespace, client_overrides, 1)  # delivered
+    with pytest.raises(InternalErrorException, match="timestamp invalid") as late:
+        producer.recall_message("Orders", receipt.recall_handle or "")
+    assert late.value.code == 50001
+    normal = producer.send(message("Orders", b"now"))
+    assert normal.recall_handle is None
+    with pytest.raises(InternalErrorException, match="recall handle is invalid"):
+        producer.recall_message("Orders", normal.recall_handle)  # type: ignore[arg-type]
+    later = producer.send(message("Orders", b"x", delivery_timestamp=int(time.time()) + 60))
+    with pytest.raises(InternalErrorException, match="topic not match"):
+        producer.recall_message("Other", later.recall_handle or "")
+    with pytest.raises(InternalErrorException, match="recall handle is invalid"):
+        producer.recall_message("Orders", "not a handle")
+    assert producer.recall_message_async("Orders", later.recall_handle or "").result(10) == (
+        later.message_id
+    )
+
+
 def test_unknown_topic_raises_not_found_with_code_40402(
     kafka_bootstrap, namespace, client_overrides
 ):
@@ -123,7 +180,7 @@ def test_bad_input_raises_before_any_io_and_nothing_is_sent(
         producer.send_async(b"raw")  # type: ignore[arg-type]
     with pytest.raises(IllegalArgumentException, match="checker should not be null"):
         producer.begin_transaction()
-    with pytest.raises(UnsupportedException):
+    with pytest.raises(InternalErrorException, match="recall handle is invalid"):
         producer.recall_message("Orders", "handle")
     producer.send(message("Orders", b"only this one"))
     assert [r.value() for r in _read(kafka_bootstrap, namespace, client_overrides)] == [

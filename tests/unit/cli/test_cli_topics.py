@@ -43,8 +43,16 @@ def test_names_json_maps_every_logical_name_under_the_namespace(cli: click.Group
         **{f"%SCHEDULE%{d}": f"prod.rmq.delay.{d}" for d in LEVELS},
         "RMQ_SYS_TRACE_TOPIC": "prod.rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "prod.rmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC": "prod.rmq.recall",
         "RMQ_SYS_REPLAY_LOG": "prod.rmq.replay-log",
     }
+
+
+def test_a_simple_consumer_group_adds_its_attempt_log(cli: click.Group) -> None:
+    result = _run(cli, "topics", "names", "--simple-group", "S", "--json")
+    assert result.exit_code == 0, result.output
+    names = json.loads(result.output)
+    assert names["%ATTEMPT%S"] == "rmq.attempt.S" and names["%RETRY%S"] == "rmq.retry.S"
 
 
 def test_names_json_without_namespace_and_with_repeated_options(cli: click.Group) -> None:
@@ -63,6 +71,7 @@ def test_names_json_without_namespace_and_with_repeated_options(cli: click.Group
         "%SCHEDULE%1s": "rmq.delay.1s",
         "RMQ_SYS_TRACE_TOPIC": "rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "rmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC": "rmq.recall",
         "RMQ_SYS_REPLAY_LOG": "rmq.replay-log",
     }
 
@@ -76,6 +85,7 @@ def test_names_as_text_has_one_line_per_topic(cli: click.Group) -> None:
         "%SCHEDULE%1s\trmq.delay.1s",
         "RMQ_SYS_TRACE_TOPIC\trmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC\trmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC\trmq.recall",
         "RMQ_SYS_REPLAY_LOG\trmq.replay-log",
     ]
 

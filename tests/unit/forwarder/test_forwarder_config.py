@@ -24,6 +24,7 @@ def test_level_topics_are_read_from_their_names() -> None:
     assert wanted == {
         "%SCHEDULE%100ms": "ns.rmq.delay.100ms",
         "%SCHEDULE%2s": "ns.rmq.delay.2s",
+        "RMQ_SYS_RECALL_TOPIC": "ns.rmq.recall",
         "RMQ_SYS_TRACE_TOPIC": "ns.rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "ns.rmq.quarantine",
     }

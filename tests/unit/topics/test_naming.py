@@ -107,6 +107,7 @@ def test_every_legal_name_maps_to_a_kafka_legal_name_or_names_the_249_rule(
 
 
 @given(logical=logical_names, namespace=namespaces)
+@example(logical="%ATTEMPT%G%1", namespace="ns")
 def test_from_kafka_topic_inverts_to_kafka_topic(logical: str, namespace: str) -> None:
     physical = map_or_249(logical, namespace)
     assume(physical is not None)

@@ -51,7 +51,9 @@ def test_a_cluster_that_lists_no_broker_gets_the_brokers_default() -> None:
 
 
 def test_every_internal_kind_is_replicated_and_business_topics_are_the_brokers() -> None:
-    topology = build_topology(groups=["G"], topics=["T"], transaction_groups=["P"])
+    topology = build_topology(
+        groups=["G"], topics=["T"], transaction_groups=["P"], simple_groups=["S"]
+    )
     factors = {topic.kind: topic.spec.replication_factor for topic in topology.topics}
     assert set(factors) == set(KINDS)
     assert factors == {**dict.fromkeys(INTERNAL, REPLICATED), "business": BROKER_DEFAULT}

@@ -16,6 +16,7 @@ from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopicSpec, TopologySpec
 from rmqcompat.topics.topology import (
     Mismatch,
     VerifyReport,
+    attempt_topology,
     build_topology,
     consumer_topology,
     delay_topology,
@@ -38,6 +39,7 @@ def test_full_topology_for_groups_and_topics() -> None:
         **{f"%SCHEDULE%{d}": f"ns.rmq.delay.{d}" for d in DEFAULT_LEVEL_NAMES},
         "RMQ_SYS_TRACE_TOPIC": "ns.rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "ns.rmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC": "ns.rmq.recall",
         "RMQ_SYS_REPLAY_LOG": "ns.rmq.replay-log",
     }
     assert topology.names() == expected
@@ -51,6 +53,7 @@ def test_empty_topology_still_has_levels_and_the_system_topics() -> None:
         "%SCHEDULE%1s": "rmq.delay.1s",
         "RMQ_SYS_TRACE_TOPIC": "rmq.trace",
         "RMQ_SYS_QUARANTINE_TOPIC": "rmq.quarantine",
+        "RMQ_SYS_RECALL_TOPIC": "rmq.recall",
         "RMQ_SYS_REPLAY_LOG": "rmq.replay-log",
     }
 
@@ -59,7 +62,7 @@ def test_duplicates_are_listed_once() -> None:
     topology = build_topology(groups=["G", "G"], topics=["T", "T"])
     logicals = [topic.logical for topic in topology.topics]
     assert (
-        len(logicals) == len(set(logicals)) == 1 + 2 + 18 + 3
+        len(logicals) == len(set(logicals)) == 1 + 2 + 18 + 4
     )  # T, retry + DLQ of G, levels, trace + quarantine + replay ledger
 
 
@@ -259,6 +262,18 @@ def test_the_replay_ledger_is_planned_as_one_compacted_partition_kept_forever() 
     assert (ledger.kind, ledger.spec.partitions) == ("ledger", 1)
     assert ledger.spec.configs["cleanup.policy"] == "compact"
     assert ledger.spec.configs["retention.ms"] == "-1"
+
+
+def test_a_simple_consumer_group_gets_its_attempt_log_compacted_for_a_week() -> None:
+    planned = build_topology(simple_groups=["S"], namespace="ns")
+    kinds = {t.logical: (t.kind, t.physical) for t in planned.topics}
+    assert kinds["%RETRY%S"][0] == "retry" and kinds["%DLQ%S"][0] == "dlq"
+    assert kinds["%ATTEMPT%S"] == ("attempts", "ns.rmq.attempt.S")
+    (log,) = attempt_topology("S", namespace="ns").topics
+    assert (log.logical, log.kind, log.spec.partitions) == ("%ATTEMPT%S", "attempts", 1)
+    assert log.spec.configs["cleanup.policy"] == "compact,delete"
+    assert log.spec.configs["retention.ms"] == str(7 * 24 * 3600 * 1000)
+    assert "%ATTEMPT%G" not in build_topology(groups=["G"]).names()
 
 
 def test_a_replay_creates_the_ledger_and_the_retry_topic_only_when_it_replays_there() -> None:

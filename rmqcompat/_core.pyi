@@ -1,0 +1,3 @@
+# The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
+
+def decode_headers(headers: object) -> dict[str, str] | None: ...
