@@ -23,8 +23,10 @@ from rmqcompat.v5.exceptions import UNSUPPORTED, IllegalArgumentException, Unsup
 
 MESSAGE_GROUP = "__SHARDINGKEY"
 DELIVERY_TIMESTAMP = "__STARTDELIVERTIME"
-#: Properties of the 5.x layer, never shown as user properties.
-INTERNAL = frozenset({MESSAGE_GROUP, DELIVERY_TIMESTAMP})
+#: Properties of the 5.x layer, never shown as user properties. The message group is not
+#: one: RocketMQ 5.5.0's proxy shows ``__SHARDINGKEY`` among a FIFO message's properties
+#: (tests/conformance, v5_fifo_*), and so does rmqcompat.
+INTERNAL = frozenset({DELIVERY_TIMESTAMP})
 
 #: A ``delivery_timestamp`` above this is read as epoch milliseconds (it would be the
 #: year 5138 in seconds); below, as epoch seconds, the unit the 5.1.2 client sends.

@@ -99,6 +99,7 @@ public final class Driver {
             send();
         }
         if (!consumerFirst) {
+            Thread.sleep(scenario.getLongValue("queue_age_ms"));
             consumer.start();
         }
         dlqReader.start();

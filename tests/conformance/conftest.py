@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import reference5_runner
 import reference_runner
+import rmqcompat5_runner
 import rmqcompat_runner
 from history import history
 from reference_broker import ReferenceBroker
@@ -27,12 +29,12 @@ from rmqcompat_observer import KafkaSide
 from scenarios import BY_NAME
 
 #: Per API, the runner on RocketMQ and the runner on rmqcompat; both return the raw
-#: observations ``history.history`` reads. The 5.x pair (RocketMQ's proxy in local mode and
-#: ``rocketmq-python-client`` over gRPC; rmqcompat's RocketMQ 5 API) plugs in here as
-#: ``"5.x"``; the proxy needs its own start in ``reference_broker.py`` (see
-#: shared/TESTING.md: its gRPC port, groups and ``%DLQ%`` topics created up front).
+#: observations ``history.history`` reads. 4.x: the Java driver against the name server and
+#: broker; 5.x: ``driver5.py`` with the official Python client against the proxy's gRPC
+#: port, and with ``rmqcompat.v5``.
 RUNNERS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]] = {
     "4.x": (reference_runner.run, rmqcompat_runner.run),
+    "5.x": (reference5_runner.run, rmqcompat5_runner.run),
 }
 #: A folder to write each scenario's raw observations to, as ``<scenario>.json``.
 DUMP_ENV = "RMQCOMPAT_CONFORMANCE_DUMP"
@@ -42,9 +44,10 @@ PARALLEL_SCENARIOS = 4
 
 @pytest.fixture(scope="package")
 def rocketmq() -> Iterator[ReferenceBroker]:
-    """Apache RocketMQ (name server + broker) on loopback for this package's tests (stopped
-    when they are done, not kept for the rest of the session). Without Java or
-    Maven the suite is skipped with the reason, except on CI (``CI`` set), where it fails."""
+    """Apache RocketMQ (name server, and the proxy in local mode with its broker) on
+    loopback for this package's tests (stopped when they are done, not kept for the rest
+    of the session). Without Java or Maven the suite is skipped with the reason, except
+    on CI (``CI`` set), where it fails."""
     try:
         broker = ReferenceBroker()
         broker.start()

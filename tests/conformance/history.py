@@ -7,13 +7,13 @@ where it ended: ``consumed``, ``dlq`` (with the dead letter's reconsume times an
 properties), ``discarded`` (failed and never seen again) or ``not delivered``; whether
 the send was refused; for transactions also how often the local transaction ran, how
 many checks decided it and how many copies of a half discarded at the check maximum
-were kept. Flattened, it is a
+were kept; for FIFO scenarios also when each message first came (from the run's first
+delivery) and, per message group, the order of its deliveries. Flattened, it is a
 ``{path: value}`` map such as ``{"k1.deliveries.1.reconsume_times": 1}``.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -99,7 +99,28 @@ def history(raw: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
             if _undecided(scenario.transaction[key]):
                 copies = raw.get("check_max", ())
                 entry["check_max_copies"] = sum(1 for c in copies if c["key"] == key)
+        if scenario.fifo:
+            entry["first_s"] = _first_s(raw, deliveries)
         out[key] = entry
+    if scenario.fifo:
+        out["groups"] = _group_orders(raw, scenario)
+    return out
+
+
+def _first_s(raw: Mapping[str, Any], deliveries: list[dict[str, Any]]) -> float | None:
+    """Seconds from the run's first delivery to this message's first (None: never): when a
+    message flowed, or waited behind another."""
+    if not deliveries:
+        return None
+    return round((deliveries[0]["ms"] - min(d["ms"] for d in raw["deliveries"])) / 1000, 2)
+
+
+def _group_orders(raw: Mapping[str, Any], scenario: Scenario) -> dict[str, list[str]]:
+    """Per message group, the keys of its deliveries in the order they came."""
+    groups = {send.key: send.message_group for send in scenario.messages}
+    out: dict[str, list[str]] = {}
+    for seen in raw["deliveries"]:
+        out.setdefault(str(groups[seen["key"]]), []).append(seen["key"])
     return out
 
 
@@ -149,6 +170,8 @@ def _deliveries(deliveries: list[dict[str, Any]], sent_ms: int | None) -> list[d
                 "properties": _properties(props),
                 "gap_s": None if previous is None else round((seen["ms"] - previous) / 1000, 2),
             }
+            # a 5.x message's own fields: its delivery attempt (1-based) and message group
+            | {name: seen[name] for name in ("delivery_attempt", "message_group") if name in seen}
         )
         previous = seen["ms"]
     return out
@@ -205,14 +228,18 @@ def compare(
             continue
         out.append(
             Difference(
-                path, a, b, _reason(path, scenario.expected), _reason(path, scenario.deviations)
+                path,
+                a,
+                b,
+                _reason(path, a, b, scenario.expected),
+                _reason(path, a, b, scenario.deviations),
             )
         )
     return out
 
 
-def _reason(path: str, entries: tuple[Expected, ...]) -> str | None:
-    return next((e.reason for e in entries if fnmatch.fnmatch(path, e.path)), None)
+def _reason(path: str, a: Any, b: Any, entries: tuple[Expected, ...]) -> str | None:
+    return next((e.reason for e in entries if e.covers(path, a, b)), None)
 
 
 def _same(path: str, a: Any, b: Any) -> bool:
@@ -223,9 +250,11 @@ def _same(path: str, a: Any, b: Any) -> bool:
 
 
 def unused_expectations(differences: list[Difference], scenario: Scenario) -> list[str]:
-    """Expected differences that did not occur: stale, so the docs' table would lie."""
+    """Expected differences that did not occur: stale, so the docs' table would lie. A
+    bounded lag (``lead_s``) is not stale when it happened to fall within the tolerance."""
     return [
         e.path
         for e in scenario.expected
-        if not any(fnmatch.fnmatch(d.path, e.path) for d in differences)
+        if e.lead_s is None
+        and not any(e.covers(d.path, d.rocketmq, d.rmqcompat) for d in differences)
     ]

@@ -1,11 +1,15 @@
 """Apache RocketMQ's jars and the compiled Java driver, fetched and built once per machine.
 
-The jars (name server, broker, tools, the 4.x Java client and their runtime dependencies,
-about 140 files) are resolved from Maven Central with Maven into
+The jars (name server, broker, proxy, tools, the 4.x Java client and their runtime
+dependencies, about 150 files) are resolved from Maven Central with Maven into
 ``rmqcompat.cache.cache_root() / "rocketmq-<version>"``, as the Kafka dev broker fetches
-Kafka's. The driver (``Driver.java`` beside this file) is compiled with ``javac`` against
-them into a folder named after a digest of its source, so an edit recompiles it and an
-unchanged driver is never rebuilt.
+Kafka's, in a folder named after a digest of the pom (a changed pom resolves anew). The
+Java sources beside this file (``Driver.java``, the 4.x driver; ``Setup5.java``, which
+creates a 5.x scenario's topics and group) are compiled with ``javac`` against them into
+a folder named after a digest of the sources, so an edit recompiles them and unchanged
+sources are never rebuilt. The 5.x driver (``driver5.py``) runs in a virtual environment
+of its own beside them, holding the official ``rocketmq-python-client`` (it installs the
+``rocketmq`` import name, which this repository's shim also owns).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +29,10 @@ from rmqcompat.java import java_on_path
 ROCKETMQ_VERSION = "5.5.0"
 _HERE = Path(__file__).parent
 _POM = _HERE / "rocketmq-runtime.pom.xml"
-DRIVER_SOURCE = _HERE / "Driver.java"
+JAVA_SOURCES = (_HERE / "Driver.java", _HERE / "Setup5.java")
+#: The official RocketMQ 5 Python client the 5.x reference runs on.
+PYTHON_CLIENT = "rocketmq-python-client==5.1.2"
+_VENV_TIMEOUT_S = 600.0
 _COMPLETE = "complete"
 _RESOLVE_TIMEOUT_S = 900.0
 _COMPILE_TIMEOUT_S = 300.0
@@ -37,18 +45,43 @@ class ReferenceUnavailableError(Exception):
 
 def rocketmq_jars() -> Path:
     """The folder of RocketMQ's jars, resolved from Maven Central on first use."""
-    jars = cache_root() / f"rocketmq-{ROCKETMQ_VERSION}" / "jars"
+    digest = hashlib.sha256(_POM.read_bytes()).hexdigest()[:16]
+    jars = cache_root() / f"rocketmq-{ROCKETMQ_VERSION}" / f"jars-{digest}"
     _once(jars, _resolve_into)
     return jars
 
 
 def compiled_driver(jars: Path) -> Path:
-    """The folder of the compiled driver's classes, compiling ``Driver.java`` if this
-    version of its source was never compiled here."""
-    digest = hashlib.sha256(DRIVER_SOURCE.read_bytes()).hexdigest()[:16]
+    """The folder of the compiled Java classes, compiling :data:`JAVA_SOURCES` if this
+    version of them was never compiled here."""
+    digest = hashlib.sha256(b"".join(s.read_bytes() for s in JAVA_SOURCES)).hexdigest()[:16]
     classes = jars.parent / f"driver-{digest}"
     _once(classes, lambda into: _compile(jars, into))
     return classes
+
+
+def reference_python(jars: Path) -> Path:
+    """The Python of a virtual environment holding :data:`PYTHON_CLIENT`, created with
+    this interpreter's ``venv`` and pip (from PyPI) on first use."""
+    name = hashlib.sha256(PYTHON_CLIENT.encode()).hexdigest()[:8]
+    venv = jars.parent / f"python-client-{name}"
+    _once(venv, _make_venv)
+    return venv / "bin" / "python"
+
+
+def _make_venv(venv: Path) -> None:
+    shutil.rmtree(venv, ignore_errors=True)
+    steps = (
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", PYTHON_CLIENT],
+    )
+    for argv in steps:
+        result = run_tool(argv, _VENV_TIMEOUT_S)
+        if result.returncode != 0:
+            raise ReferenceUnavailableError(
+                f"could not install {PYTHON_CLIENT} for the 5.x reference "
+                f"(`{' '.join(argv[-3:])}` exit {result.returncode}): {result.stderr[-2000:]}"
+            )
 
 
 def _once(target: Path, make: Callable[[Path], None]) -> None:
@@ -66,10 +99,10 @@ def _once(target: Path, make: Callable[[Path], None]) -> None:
 def _compile(jars: Path, classes: Path) -> None:
     javac = _tool("javac", "compile the conformance driver (install a JDK 17+)")
     shutil.rmtree(classes, ignore_errors=True)
-    argv = [javac, "-d", str(classes), "-cp", str(jars / "*"), str(DRIVER_SOURCE)]
+    argv = [javac, "-d", str(classes), "-cp", str(jars / "*"), *map(str, JAVA_SOURCES)]
     result = run_tool(argv, _COMPILE_TIMEOUT_S)
     if result.returncode != 0:
-        raise ReferenceUnavailableError(f"javac failed on Driver.java: {result.stderr}")
+        raise ReferenceUnavailableError(f"javac failed on the conformance drivers: {result.stderr}")
 
 
 def java() -> str:

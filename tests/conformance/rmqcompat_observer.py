@@ -4,13 +4,13 @@ letters and copies at the transaction check maximum read after the run."""
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka.admin import AdminClient
 from consumer_helpers import read_records
+from driver5 import Recording
 from scenario import FIRST_DELIVERY_GRACE_MS, TIMEOUT_MS, Reply, Scenario
 
 from rmqcompat import ClientConfig
@@ -32,24 +32,13 @@ class KafkaSide:
     namespace: str
 
 
-class Observer:
+class Observer(Recording):
     """Records deliveries, dead letters and transaction calls as the driver does, and
     answers each batch from the scenario."""
 
     def __init__(self, scenario: Scenario) -> None:
+        super().__init__(scenario.quiet_ms, FIRST_DELIVERY_GRACE_MS, TIMEOUT_MS)
         self.scenario = scenario
-        self.raw: dict[str, Any] = {
-            "sent": {},
-            "deliveries": [],
-            "dlq": [],
-            "checks": [],
-            "locals": [],
-            "send_errors": [],
-            "check_max": [],
-        }
-        self._attempts: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self.last_event = time.monotonic()
 
     def deliver(self, msgs: list[Any]) -> Reply:
         now = now_ms()
@@ -57,8 +46,7 @@ class Observer:
             batch = len(self.raw["deliveries"])
             reply: Reply | None = None
             for pos, msg in enumerate(msgs):
-                attempt = self._attempts.get(msg.keys, 0)
-                self._attempts[msg.keys] = attempt + 1
+                attempt = self.next_attempt(msg.keys)
                 reply = reply or self.scenario.reply(msg.keys, attempt)
                 seen = observe(msg) | {"ms": now, "attempt": attempt, "batch": batch, "pos": pos}
                 seen["reply"] = {k: v for k, v in reply.__dict__.items() if v is not None}
@@ -66,30 +54,6 @@ class Observer:
             self.last_event = time.monotonic()
         assert reply is not None
         return reply
-
-    def event(self, kind: str, entry: dict[str, Any]) -> None:
-        with self._lock:
-            self.raw[kind].append(entry)
-            self.last_event = time.monotonic()
-
-    def sent(self, key: str, msg_id: str, sent_ms: int) -> None:
-        with self._lock:
-            self.raw["sent"][key] = {"ms": sent_ms, "msg_id": msg_id}
-            self.last_event = time.monotonic()
-
-    def await_quiet(self) -> None:
-        """Wait as the driver does: quiet for ``quiet_ms`` from the first delivery (or from
-        :data:`FIRST_DELIVERY_GRACE_MS` after the start when nothing is delivered)."""
-        start = time.monotonic()
-        quiet_s = self.scenario.quiet_ms / 1000
-        while time.monotonic() - start < TIMEOUT_MS / 1000:
-            with self._lock:
-                delivered = bool(self.raw["deliveries"])
-            now = time.monotonic()
-            started = delivered or now - start >= FIRST_DELIVERY_GRACE_MS / 1000
-            if started and now - self.last_event >= quiet_s:
-                return
-            time.sleep(0.1)
 
 
 def observe(msg: Any) -> dict[str, Any]:

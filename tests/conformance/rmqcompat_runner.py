@@ -62,7 +62,7 @@ def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str
     if scenario.create_topic:
         create_topic(side.bootstrap, topic, side.namespace, partitions=scenario.queues)
     with ExitStack() as stack:
-        stack.enter_context(_forwarder(side))
+        stack.enter_context(forwarder(side))
         consumer = _consumer(scenario, side, topic, group, observer, stack)
         if scenario.consumer_first:
             consumer.start()
@@ -86,6 +86,7 @@ def run(scenario: Scenario, side: KafkaSide, topic: str, group: str) -> dict[str
                 except RmqCompatError as exc:
                     observer.event("send_errors", {"key": item.key, "error": repr(exc)})
             if not scenario.consumer_first:
+                time.sleep(scenario.queue_age_ms / 1000)
                 consumer.start()
             observer.await_quiet()
             consumer.shutdown()
@@ -115,12 +116,19 @@ def _consumer(
         message_model=MessageModel[scenario.model],
         offset_store_dir=stack.enter_context(tempfile.TemporaryDirectory()),
         persist_consumer_offset_interval=0.2,
+        **_young_queue(scenario),
     )
     consumer.subscribe(topic, scenario.subscription)
     consumer.register_message_listener(
         _Orderly(observer) if scenario.orderly else _concurrent(observer)
     )
     return consumer
+
+
+def _young_queue(scenario: Scenario) -> dict[str, float]:
+    """The scenario's bound of a young queue's age, if it sets one."""
+    age = scenario.young_queue_max_age_s
+    return {} if age is None else {"young_queue_max_age_s": age}
 
 
 def _concurrent(observer: Observer) -> Any:
@@ -157,11 +165,11 @@ def _fail(reply: Reply, status: Any) -> Any:
 
 
 @contextmanager
-def _forwarder(side: KafkaSide) -> Iterator[None]:
+def forwarder(side: KafkaSide, levels: str = CONFORMANCE_DELAY_LEVELS) -> Iterator[None]:
     forwarder = DelayForwarder(
         side.bootstrap,
         namespace=side.namespace,
-        message_delay_level=CONFORMANCE_DELAY_LEVELS,
+        message_delay_level=levels,
         kafka_config=side.overrides,
     )
     forwarder.start()

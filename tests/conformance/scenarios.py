@@ -19,6 +19,7 @@ from scenario import (
     Send,
     Transaction,
 )
+from scenarios5 import ALL5
 
 #: Kafka forces these: a record has one timestamp (the store time) and no reconsume-times
 #: field, so both travel as headers and a listener sees them among the properties.
@@ -29,6 +30,20 @@ _RECONSUME = Expected(
 KAFKA_HEADERS = (_BORN,)
 #: ... and for a message that was sent back (retried or dead-lettered).
 KAFKA_HEADERS_SENT_BACK = (_BORN, _RECONSUME)
+
+
+#: RocketMQ 5.5.0 tells a young queue by its min offset 0 and the residency of its first
+#: message's page (checkInMemByConsumeOffset); on JDK 17+ it cannot read residency
+#: (MappedByteBuffer has no isLoaded0 to call, so DefaultMappedFile.isLoaded says yes), so
+#: a queue is young until retention deleted its first commit-log file. rmqcompat bounds a
+#: young queue by age and volume instead (YoungQueue; here an age of 1 s, the queue 3 s
+#: old): a new LAST group starts at the end and k1 is not delivered.
+_OLD_QUEUE_STILL_YOUNG = Expected(
+    "k1.deliveries*",
+    "kept on purpose: rmqcompat's young queue has an age bound (young_queue_max_age_s); "
+    "RocketMQ 5.5.0 on JDK 17+ takes any queue with min offset 0 as young",
+)
+_OLD_QUEUE_END = Expected("k1.end", "the same (above): consumed on RocketMQ, not on rmqcompat")
 
 
 def _later_then_success(name: str, failure: Reply) -> Scenario:
@@ -92,6 +107,14 @@ CONCURRENT = (
         (Send("k1"),),
         consume_from="LAST",
         expected=KAFKA_HEADERS,
+    ),
+    Scenario(
+        "old_queue_new_group_from_last",
+        (Send("k1"),),
+        consume_from="LAST",
+        queue_age_ms=3000,
+        young_queue_max_age_s=1.0,
+        expected=(_OLD_QUEUE_STILL_YOUNG, _OLD_QUEUE_END),
     ),
     Scenario(
         "broadcasting_failure_is_dropped",
@@ -188,5 +211,5 @@ REFUSED_SENDS = (
     ),
 )
 
-ALL = CONCURRENT + DELAYED_SENDS + ORDERLY + TRANSACTIONS + REFUSED_SENDS
+ALL = CONCURRENT + DELAYED_SENDS + ORDERLY + TRANSACTIONS + REFUSED_SENDS + ALL5
 BY_NAME = {scenario.name: scenario for scenario in ALL}

@@ -97,3 +97,39 @@ def test_a_scenario_answers_per_attempt_and_repeats_its_last_answer():
     scenario = Scenario("s", (Send("k1"),), {"k1": (LATER, Reply("success", ack_index=0))})
     assert [scenario.reply("k1", n).kind for n in range(3)] == ["later", "success", "success"]
     assert scenario.reply("other", 0) == SUCCESS
+
+
+def test_a_lag_covers_a_gap_only_within_its_window():
+    lag = Expected("*.gap_s", "revive lag", lead_s=(1.0, 3.0))
+    scenario = Scenario("s", (Send("k1"),), api="5.x", expected=(lag,))
+    ours = {"k1": {"gap_s": 4.0}}
+    (within,) = compare({"k1": {"gap_s": 6.0}}, ours, scenario)
+    assert within.expected == "revive lag"
+    (beyond,) = compare({"k1": {"gap_s": 7.5}}, ours, scenario)
+    (behind,) = compare({"k1": {"gap_s": 2.0}}, ours, scenario)
+    assert beyond.expected is None and behind.expected is None
+    # a lag that happened to fall within the common tolerance is not stale
+    assert unused_expectations(compare(ours, ours, scenario), scenario) == []
+
+
+def test_a_fifo_history_has_first_arrivals_and_each_groups_order():
+    scenario = Scenario(
+        "f",
+        (Send("a1", message_group="A"), Send("a2", message_group="A"),
+         Send("b1", message_group="B")),
+        api="5.x",
+        fifo=True,
+    )  # fmt: skip
+    raw = _raw(
+        [
+            _seen("a1", 1000, LATER_REPLY) | {"delivery_attempt": 1, "message_group": "A"},
+            _seen("b1", 1000, OK_REPLY),
+            _seen("a1", 3000, OK_REPLY) | {"delivery_attempt": 2, "message_group": "A"},
+            _seen("a2", 3100, OK_REPLY),
+        ]
+    )
+    out = history(raw, scenario)
+    assert out["groups"] == {"A": ["a1", "a1", "a2"], "B": ["b1"]}
+    assert [out[k]["first_s"] for k in ("a1", "b1", "a2")] == [0.0, 0.0, 2.1]
+    attempts = [d["delivery_attempt"] for d in out["a1"]["deliveries"]]
+    assert attempts == [1, 2] and out["a1"]["deliveries"][0]["message_group"] == "A"

@@ -114,7 +114,15 @@ def test_received_message_fields():
     assert (msg.message_id, msg.delivery_attempt, msg.receipt_handle) == ("ID", 3, "handle")
     assert (msg.born_timestamp, msg.tag, msg.keys) == (111, "A", {"k1", "k2"})
     assert msg.message_type == MessageType.FIFO and msg.message_group == "g"
-    assert msg.properties == {"user": "v"}
+    # as RocketMQ's proxy shows it: the group is among the properties too
+    assert msg.properties == {"user": "v", MESSAGE_GROUP: "g"}
+
+
+def test_received_delay_message_hides_its_delivery_time():
+    properties = {DELIVERY_TIMESTAMP: "1800000000000", "user": "v"}
+    ext = MessageExt("T", b"b", "ID", 0, 5, 111, 222, 0, properties)
+    msg = Message.received(ext, "ns", "handle")
+    assert msg.delivery_timestamp == 1_800_000_000_000 and msg.properties == {"user": "v"}
 
 
 @pytest.mark.parametrize(("field", "value"), [("priority", 1), ("lite_topic", "lt")])
