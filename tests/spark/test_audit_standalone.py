@@ -19,7 +19,7 @@ from standalone import standalone_cluster
 from rmqcompat.config import ClientConfig
 from rmqcompat.devbroker.ports import accepts_connections
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(3000)]
 
 
 def _audit(bootstrap: str, namespace: str, master: str, out: Path) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def _audit(bootstrap: str, namespace: str, master: str, out: Path) -> dict[str, 
     argv += ["--namespace", namespace, "audit", "--out", str(out), "--now", str(seed.NOW_MS)]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     done = subprocess.run(
-        [*argv, "--master", master], env=env, capture_output=True, text=True, timeout=600
+        [*argv, "--master", master], env=env, capture_output=True, text=True, timeout=1200
     )
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads((out / "report.json").read_text("utf-8"))
