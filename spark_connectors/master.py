@@ -12,6 +12,9 @@ import re
 from rmqcompat.errors import ConfigError
 
 _LOCAL = re.compile(r"local(?:\[([1-9]\d*|\*)(?:,\s*\d+)?\])?")
+#: One master of a standalone cluster's ``spark://`` URL: a host name, IPv4 or bracketed
+#: IPv6 address, and a port (a URL lists several masters of one cluster, comma-separated).
+_STANDALONE_MASTER = re.compile(r"(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):([1-9]\d{0,4})")
 
 
 def local_threads(master: str) -> int | None:
@@ -30,14 +33,28 @@ def check_master(master: str) -> str:
     """``master``, unless it is a URL Spark would not start with.
 
     Raises:
-        ConfigError: ``master`` is not ``yarn``, ``spark://...``, ``k8s://...``,
-            ``local-cluster[...]`` or a local master of one thread or more.
+        ConfigError: ``master`` is not ``yarn``, ``spark://HOST:PORT[,HOST:PORT...]``,
+            ``k8s://...``, ``local-cluster[...]`` or a local master of one thread or more.
     """
-    if master == "yarn" or master.startswith(("spark://", "k8s://", "local-cluster[")):
+    if master == "yarn" or master.startswith(("k8s://", "local-cluster[")):
         return master
-    if local_threads(master) is None:
-        raise ConfigError(
-            f"{master!r} is not a Spark master: local, local[N], local[*], local[N,F],"
-            " spark://..., k8s://... or yarn"
-        )
-    return master
+    if master.startswith("spark://"):
+        if _standalone(master.removeprefix("spark://")):
+            return master
+    elif local_threads(master) is not None:
+        return master
+    raise ConfigError(
+        f"{master!r} is not a Spark master: local, local[N], local[*], local[N,F],"
+        " spark://HOST:PORT (a standalone cluster's; more masters comma-separated),"
+        " k8s://... or yarn"
+    )
+
+
+def _standalone(addresses: str) -> bool:
+    """Whether ``addresses`` (a ``spark://`` URL without its scheme) names one or more
+    masters as ``HOST:PORT``, each port at most 65535."""
+    for address in addresses.split(","):
+        match = _STANDALONE_MASTER.fullmatch(address)
+        if match is None or int(match.group(1)) > 65535:
+            return False
+    return True

@@ -17,6 +17,7 @@ is still on record. The history is those logs plus the DLQ; :class:`History` che
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -29,14 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat import properties as props
+from rmqcompat.config import ClientConfig
 from rmqcompat.devbroker import free_port
 from rmqcompat.forwarder.settings import forwarder_group
 from rmqcompat.topics.naming import kafka_group_id
 from rmqcompat.topics.provision import ensure_topics
 from rmqcompat.topics.spec import REPLICATED, TopicSpec
+from rmqcompat.trace import Emitter, KafkaTraceSink, default_client_id
 
 MESSAGES = 10_000
 PARTITIONS = 4
@@ -228,14 +231,36 @@ def provision(bootstrap: str, namespace: str) -> None:
 
 
 def produce(bootstrap: str, namespace: str) -> None:
+    """Produce the messages, each traced as published once the broker acknowledged it (a
+    ``PUBLISH`` event in the namespace's trace topic, as rmqcompat's producer traces its
+    sends), so that the audit judges every one. The producer is a plain Kafka one: the
+    scenario chooses the msg ids (``m<number>``), which the ledger check names."""
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
     topic = f"{namespace}.{TOPIC}"
+    sink = KafkaTraceSink(ClientConfig(bootstrap, namespace))
+    emitter = Emitter(default_client_id("ladder-producer"), namespace)
+    sink.start()
+
+    def acked(msg_id: str, error: KafkaError | None, _record: Any) -> None:
+        if error is None:
+            sink.emit(emitter.publish(msg_id, TOPIC, topic))
+
     for number in range(MESSAGES):
         headers = props.to_headers({props.UNIQ_KEY: f"m{number}"})
-        producer.produce(topic, str(number).encode(), str(number).encode(), headers=headers)
+        producer.produce(
+            topic,
+            str(number).encode(),
+            str(number).encode(),
+            headers=headers,
+            on_delivery=functools.partial(acked, f"m{number}"),
+        )
         if number % 1000 == 999:
             producer.poll(0)
     assert producer.flush(60) == 0
+    try:
+        wait_for(lambda: sink.stats().written == MESSAGES, "the PUBLISH events traced")
+    finally:
+        sink.close()
 
 
 @dataclass

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from audit_checker import check_trace
 from cluster_helpers import committed_and_ends, leader_of, restore
 from consumer_helpers import read_records
 from health_watch import HealthWatch, healthy
@@ -214,6 +215,8 @@ def _scenario(run: Run, fault: Callable[[], None], name: str, bound: int) -> Non
     assert {entry.origin_msg_id for entry in ledger} == {f"m{n}" for n in expected_dead()}
     _check_ledger([entry.dlq_id for entry in ledger], run.dead_letters(), replayed)
     assert history.duplicates() <= bound
+    run.processes.stop()  # the trace events they buffered are written as they stop
+    check_trace(run.bootstrap, run.namespace, run.history(), run.logs / "audit")
 
 
 def _check_ledger(replayed_ids: list[str], dead_letters: dict[str, bytes], replayed: int) -> None:

@@ -49,6 +49,7 @@ def test_batch_audit_of_one_group(
         (["--kafka-option", "no-equals"], "KEY=VALUE"),
         (["--message-delay-level", "1s x"], "delay level"),
         (["--master", "local[x]"], "'local[x]' is not a Spark master"),
+        (["--master", "spark://127.0.0.1"], "'spark://127.0.0.1' is not a Spark master"),
     ],
 )
 def test_bad_options_are_usage_errors(tmp_path: Path, extra: list[str], message: str) -> None:
