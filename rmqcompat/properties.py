@@ -14,6 +14,8 @@ from rmqcompat.errors import MalformedHeaderError
 KEYS = "KEYS"
 TAGS = "TAGS"
 DELAY = "DELAY"
+#: RocketMQ 5's message group (FIFO): set on the message, never by rmqcompat's 4.x API.
+SHARDING_KEY = "__SHARDINGKEY"
 RETRY_TOPIC = "RETRY_TOPIC"
 REAL_TOPIC = "REAL_TOPIC"
 REAL_QID = "REAL_QID"

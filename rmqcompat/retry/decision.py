@@ -90,6 +90,9 @@ class RetryPolicy:
     dead_letter: bool = True
     orderly: bool = False
     broadcasting: bool = False
+    #: RocketMQ 5's consumption by receipt handle (the ``rmqcompat.v5`` consumers): see
+    #: :func:`dead_letter_properties`
+    receipt_handles: bool = False
 
     def __post_init__(self) -> None:
         if self.max_reconsume_times < 0:
@@ -155,7 +158,17 @@ def dead_letter_properties(
     what RocketMQ's dead letters carry besides: ``DELAY`` (:data:`DEAD_LETTER_DELAY`),
     the ``REAL_TOPIC`` / ``REAL_QID`` of a message delivered from a delay level (its
     retry topic), and for orderly consumers ``MAX_RECONSUME_TIMES`` (their
-    ``sendMessageBack`` writes it)."""
+    ``sendMessageBack`` writes it).
+
+    With ``policy.receipt_handles`` (RocketMQ 5), a message without a message group
+    counts one reconsume more: RocketMQ 5.5.0's revive writes its last failure back once
+    more before the broker dead-letters it, so a 5.x reader of ``%DLQ%<group>`` sees
+    ``delivery_attempt`` max attempts + 2 (tests/conformance, ``v5_*_attempts_to_dlq``);
+    a FIFO message is dead-lettered by the client, without that revive.
+    """
+    if policy.receipt_handles and props.SHARDING_KEY not in message.properties:
+        stored = message.reconsume_times if reconsume_times is None else reconsume_times
+        reconsume_times = stored + 1
     out = sendback_properties(message, original_topic, reconsume_times)
     for kept in (props.REAL_TOPIC, props.REAL_QID):
         if kept in message.properties:

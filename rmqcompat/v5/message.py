@@ -21,7 +21,7 @@ from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import validate_topic
 from rmqcompat.v5.exceptions import UNSUPPORTED, IllegalArgumentException, UnsupportedException
 
-MESSAGE_GROUP = "__SHARDINGKEY"
+MESSAGE_GROUP = props.SHARDING_KEY
 DELIVERY_TIMESTAMP = "__STARTDELIVERTIME"
 #: Properties of the 5.x layer, never shown as user properties. The message group is not
 #: one: RocketMQ 5.5.0's proxy shows ``__SHARDINGKEY`` among a FIFO message's properties

@@ -11,7 +11,7 @@ Subscribing starts one more; unsubscribing shuts one down.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -59,7 +59,8 @@ class LaneConsumer(DefaultMQPushConsumer):
         pool: Pool = self.held_pool or WorkerPool(
             self._listener, s.group, s.consume_thread_max, time.monotonic
         )
-        sendback = SendBack(sink, s.retry_policy(), s.client.namespace, tracer=self.tracer)
+        policy = replace(s.retry_policy(), receipt_handles=True)
+        sendback = SendBack(sink, policy, s.client.namespace, tracer=self.tracer)
         service = LaneService(s, pool, sendback, partitions, time.monotonic)
         service.lost_attempts = self.lost_attempts
         return service

@@ -10,6 +10,7 @@ from rmqcompat.retry import (
     Destination,
     DestinationKind,
     RetryPolicy,
+    dead_letter_properties,
     route_failed,
     sendback_properties,
 )
@@ -122,6 +123,24 @@ def test_first_sendback_records_origin_and_counts() -> None:
     assert out[props.TAGS] == "A" and out["user"] == "u"
     assert out[props.UNIQ_KEY] == "MSG1"
     assert out[props.BORN_TIMESTAMP] == "1234"
+
+
+@pytest.mark.parametrize(
+    ("receipt_handles", "group", "counted"),
+    [(False, None, "3"), (True, None, "4"), (True, "G1", "3"), (False, "G1", "3")],
+)
+def test_a_rocketmq_5_dead_letter_without_a_message_group_counts_the_revive(
+    receipt_handles: bool, group: str | None, counted: str
+) -> None:
+    """RocketMQ 5.5.0 (receipt handles) dead-letters a non-FIFO message after its revive
+    wrote the last failure back once more: one reconsume more than 4.x and FIFO."""
+    extra = {} if group is None else {props.SHARDING_KEY: group}
+    policy = RetryPolicy("G", LEVELS, 2, receipt_handles=receipt_handles)
+    out = dead_letter_properties(_failed(2, **extra), policy, "T")
+    assert out[props.RECONSUME_TIME] == counted
+    assert (
+        dead_letter_properties(_failed(0, **extra), policy, "T", 2)[props.RECONSUME_TIME] == counted
+    )
 
 
 def test_later_sendbacks_keep_the_first_retry_topic_and_origin_id() -> None:
