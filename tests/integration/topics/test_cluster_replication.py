@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from cluster_helpers import partitions
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+from waiting import wait_until
 
 from rmqcompat.cli.context import CliContext
 from rmqcompat.cli.topics_cmd import topics
@@ -35,14 +36,22 @@ def test_internal_topics_get_three_replicas_two_in_sync(
     admin: dict[str, Any], namespace: str
 ) -> None:
     topology = build_topology(
-        groups=["G"], topics=["T"], levels=LEVELS, namespace=namespace, transaction_groups=["P"]
+        groups=["G"],
+        topics=["T"],
+        levels=LEVELS,
+        namespace=namespace,
+        transaction_groups=["P"],
+        simple_groups=["S"],
     )
     provision_topology(admin, topology)
 
     replicas = {t.kind: _replica_counts(admin, t.physical) for t in topology.topics}
     in_sync = {t.kind: _min_insync(admin, t.physical) for t in topology.topics}
     internal = {kind for kind in replicas if kind != "business"}
-    assert internal == {"retry", "dlq", "delay", "trace", "quarantine", "transaction", "ledger"}
+    assert internal == {
+        "retry", "dlq", "delay", "trace", "quarantine", "transaction", "ledger", "recall",
+        "attempts",
+    }  # fmt: skip
     assert all(replicas[kind] == {3} for kind in internal), replicas
     assert all(in_sync[kind] == "2" for kind in internal), in_sync
     # the application's topic: the broker's default (one replica on the dev cluster)
@@ -88,6 +97,9 @@ def test_cli_replication_per_kind_and_verify(kafka_cluster: DevCluster, namespac
 
 
 def _replica_counts(admin: dict[str, Any], physical: str) -> set[int]:
+    """The replica counts of ``physical``'s partitions, once the metadata lists it (a topic
+    just created can take a moment to reach the broker that answers)."""
+    wait_until(lambda: bool(partitions(admin["bootstrap.servers"], physical)), what=physical)
     found = partitions(admin["bootstrap.servers"], physical)
     return {len(replicas) for _, replicas, _ in found.values()}
 
