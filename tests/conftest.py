@@ -85,10 +85,12 @@ BROKER_GAPS: dict[str, dict[str, str]] = {
             "auto.create.topics.enable); our Apache Kafka brokers disable that"
         ),
         "test_v5_producer.py::test_a_recall_survives_a_forwarder_restart": (
-            "NOT YET DIAGNOSED, may be ours: on Tansu 0.6.0 a delay-forwarder started right "
-            "after the previous member of its group shut down cleanly forwarded nothing "
-            "within 25 s, recall or not (a probe of 2026-11-26); SIGKILLed forwarders "
-            "restarted (tests/faults/test_forwarder_kill.py) and Apache Kafka are fine"
+            "Tansu 0.6.0 gives no partitions to a member that joins right after the group's "
+            "only member left it cleanly (LeaveGroup): a delay-forwarder started so stayed "
+            "unassigned ('no partition assignment from the group yet') for 25 s, recall or "
+            "not (a probe of 2026-11-26); members SIGKILLed and restarted "
+            "(tests/faults/test_forwarder_kill.py) are assigned, and Apache Kafka assigns "
+            "it at once"
         ),
     },
     "noida": {
