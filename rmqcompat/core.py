@@ -17,8 +17,12 @@ from types import ModuleType
 PURE_PYTHON_ENV = "RMQCOMPAT_PURE_PYTHON"
 
 
+def _pure_forced() -> bool:
+    return os.environ.get(PURE_PYTHON_ENV, "").strip() not in ("", "0")
+
+
 def _load() -> ModuleType | None:
-    if os.environ.get(PURE_PYTHON_ENV, "").strip() not in ("", "0"):
+    if _pure_forced():
         return None
     try:
         from rmqcompat import _core
@@ -35,6 +39,6 @@ def implementation() -> str:
     """``"compiled core"`` or ``"pure Python"``, with the reason for the latter."""
     if CORE is not None:
         return "compiled core"
-    if os.environ.get(PURE_PYTHON_ENV, "").strip() not in ("", "0"):
+    if _pure_forced():
         return f"pure Python ({PURE_PYTHON_ENV} is set)"
     return "pure Python (the compiled core is not built)"
