@@ -85,18 +85,24 @@ def decode_properties(headers: list[tuple[str, bytes | None]] | None) -> dict[st
     return props.from_headers(headers) if properties is None else properties
 
 
-def decode_well_formed(headers: list[tuple[str, bytes | None]]) -> dict[str, str] | None:
-    """The properties of ``headers`` when every one is a plain, distinct, UTF-8 property;
-    None when the validating codec must look (the pure-Python reference of the core's
-    ``decode_headers``)."""
+def decode_well_formed(headers: object) -> dict[str, str] | None:
+    """The properties of ``headers`` when they are a list of ``(name, value)`` pairs, each a
+    plain, distinct, UTF-8 property; None for anything else, which the validating codec
+    then reads (the pure-Python reference of the core's ``decode_headers``: the same
+    answer for every input, checked by ``tests/unit/test_core_parity.py``)."""
+    if not isinstance(headers, list):
+        return None
     properties: dict[str, str] = {}
-    try:
-        for name, value in headers:
-            properties[name] = value.decode("utf-8")  # type: ignore[union-attr]
-    except (AttributeError, UnicodeDecodeError):
-        return None
-    if len(properties) != len(headers):  # a repeated name
-        return None
+    for pair in headers:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            return None
+        name, value = pair
+        if not isinstance(name, str) or not isinstance(value, bytes) or name in properties:
+            return None
+        try:
+            properties[name] = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     return properties
 
 
