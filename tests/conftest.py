@@ -137,12 +137,30 @@ def _configured_dev_kind() -> DevBrokerKind:
     )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         marker = _MARKER_BY_FOLDER.get(_top_folder(item.path))
         if marker is not None:
             item.add_marker(marker)
         _mark_broker_gaps(item)
+    _leave_out_extended(config, items)
+
+
+def _leave_out_extended(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselects the ``extended`` tests unless the run asks for them: a ``-m`` expression
+    that names the marker, or a test named by its node id (``file::test``)."""
+    if "extended" in (config.option.markexpr or ""):
+        return
+    named = {arg for arg in config.args if "::" in arg}
+    left_out = [
+        item
+        for item in items
+        if item.get_closest_marker("extended") is not None
+        and not any(arg.endswith(item.nodeid) for arg in named)
+    ]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
 
 
 def _mark_broker_gaps(item: pytest.Item) -> None:

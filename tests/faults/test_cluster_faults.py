@@ -124,6 +124,7 @@ def run(
         restore(kafka_cluster)
 
 
+@pytest.mark.extended
 def test_without_a_fault_the_history_is_the_expected_one(run: Run) -> None:
     """The reference: without a fault the scenario repeats nothing (measured: 0), unless
     the loaded machine costs a member its session all the same: one window a partition."""
@@ -152,6 +153,7 @@ def test_a_broker_frozen_for_20_s(run: Run) -> None:
     _scenario(run, fault, name, BROKER_FAULT_BOUND)
 
 
+@pytest.mark.extended
 def test_a_rolling_restart_of_the_three_brokers(run: Run) -> None:
     """Each node in turn is stopped cleanly and started again, the next one only once the
     level topics are fully in sync again (as an operator's rolling restart does)."""
