@@ -2,6 +2,8 @@
 //! counterpart of a pure-Python function that stays the reference (`rmqcompat/core.py`
 //! says which one is active; tests run the same inputs through both).
 
+use pyo3::exceptions::{PyAttributeError, PyOverflowError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -45,8 +47,125 @@ fn decode_headers<'py>(
     Ok(Some(properties))
 }
 
+/// Avro's zig-zag varint of `value`, appended to `out`.
+fn put_long(out: &mut Vec<u8>, value: i64) {
+    let mut n = ((value << 1) ^ (value >> 63)) as u64;
+    while n >= 0x80 {
+        out.push((n as u8 & 0x7F) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// An optional long (`["null", "long"]`) that is present: `02`, then the value; a Python
+/// int outside a long raises `OverflowError`, as the Python encoder does.
+fn put_some_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let Ok(number) = value.extract::<i64>() else {
+        return Err(PyOverflowError::new_err(format!("{what} is outside an Avro long")));
+    };
+    out.push(2);
+    put_long(out, number);
+    Ok(())
+}
+
+/// An optional int (`["null", "int"]`) that is present.
+fn put_some_int(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let Ok(number) = value.extract::<i32>() else {
+        return Err(PyOverflowError::new_err(format!("{what} is outside an Avro int")));
+    };
+    out.push(2);
+    put_long(out, i64::from(number));
+    Ok(())
+}
+
+/// A string's UTF-8 (length first); text that cannot be UTF-8 (a lone surrogate) raises
+/// `UnicodeEncodeError`, anything but text `AttributeError`, as `str.encode` would.
+fn put_str(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    let Ok(text) = value.cast::<PyString>() else {
+        return Err(PyAttributeError::new_err("a trace field that must be text is not"));
+    };
+    let data = text.to_str()?.as_bytes();
+    put_long(out, data.len() as i64);
+    out.extend_from_slice(data);
+    Ok(())
+}
+
+/// An optional string: `00` for `None`, else `02` and the string.
+fn put_some_str(out: &mut Vec<u8>, value: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+    match value {
+        Some(value) if !value.is_none() => {
+            out.push(2);
+            put_str(out, &value)
+        }
+        _ => {
+            out.push(0);
+            Ok(())
+        }
+    }
+}
+
+/// The CONSUME events of one listener call, each the bytes after the shared `head`: the
+/// counterpart of `rmqcompat.trace.bulk.consume_events` (see it for the fields).
+#[pyfunction]
+#[pyo3(signature = (head, ok, bad, msgs, failed, reconsumes))]
+fn consume_events<'py>(
+    py: Python<'py>,
+    head: &[u8],
+    ok: &[u8],
+    bad: &[u8],
+    msgs: &Bound<'py, PyAny>,
+    failed: &Bound<'py, PyAny>,
+    reconsumes: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let events = PyList::empty(py);
+    let mut out: Vec<u8> = Vec::with_capacity(head.len() + 128);
+    for (i, msg) in msgs.try_iter()?.enumerate() {
+        let msg = msg?;
+        let properties = msg.getattr(intern!(py, "properties"))?;
+        let reconsume = if reconsumes.is_none() {
+            msg.getattr(intern!(py, "reconsume_times"))?
+        } else {
+            reconsumes.get_item(i)?
+        };
+        out.clear();
+        out.extend_from_slice(head);
+        put_some_str(&mut out, Some(msg.getattr(intern!(py, "topic"))?))?;
+        out.push(0); // physical topic
+        put_some_int(&mut out, &msg.getattr(intern!(py, "queue_id"))?, "queue id")?;
+        put_some_long(&mut out, &msg.getattr(intern!(py, "queue_offset"))?, "queue offset")?;
+        put_str(&mut out, &msg.getattr(intern!(py, "msg_id"))?)?;
+        for name in [
+            intern!(py, "ORIGIN_MESSAGE_ID"),
+            intern!(py, "TAGS"),
+            intern!(py, "KEYS"),
+        ] {
+            put_some_str(&mut out, get_property(&properties, name)?)?;
+        }
+        out.extend_from_slice(if failed.contains(i)? { bad } else { ok });
+        put_some_int(&mut out, &reconsume, "reconsume times")?;
+        out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
+        put_some_long(&mut out, &msg.getattr(intern!(py, "born_timestamp"))?, "born time")?;
+        out.push(0); // reason
+        events.append(PyBytes::new(py, &out))?;
+    }
+    Ok(events)
+}
+
+/// `properties.get(name)` (a dict's lookup without the method call where it is a dict).
+fn get_property<'py>(
+    properties: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if let Ok(dict) = properties.cast::<PyDict>() {
+        return dict.get_item(name);
+    }
+    let value = properties.call_method1(intern!(properties.py(), "get"), (name,))?;
+    Ok(if value.is_none() { None } else { Some(value) })
+}
+
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_headers, module)?)?;
+    module.add_function(wrap_pyfunction!(consume_events, module)?)?;
     Ok(())
 }

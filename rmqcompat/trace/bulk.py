@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rmqcompat import parking
 from rmqcompat import properties as props
+from rmqcompat.core import CORE
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.trace.avro import zigzag_long
 from rmqcompat.trace.schema import EVENT_TYPES, HEADER, SCHEMA
@@ -135,6 +136,21 @@ def consumed(
         took = _SOME + _long(duration_ms)
         ok, bad = _STATUS["SUCCESS"] + took, _STATUS[late] + took
         _last_head = (key, (head, ok, bad))
+    return _consume_events(head, ok, bad, msgs, failed, reconsumes)
+
+
+def consume_events(
+    head: bytes,
+    ok: bytes,
+    bad: bytes,
+    msgs: Sequence[MessageExt],
+    failed: Collection[int],
+    reconsumes: Sequence[int] | None,
+) -> list[bytes]:
+    """The CONSUME events of :func:`consumed`, each ``head`` (the fields the call's events
+    share) then the message's own, with the status and duration ``bad`` for the ``failed``
+    indexes and ``ok`` for the others (the pure-Python reference of the core's
+    ``consume_events``)."""
     events: list[bytes] = []
     append, join = events.append, b"".join
     for i, msg in enumerate(msgs):
@@ -164,6 +180,9 @@ def consumed(
             )
         )
     return events
+
+
+_consume_events = consume_events if CORE is None else CORE.consume_events
 
 
 def published(

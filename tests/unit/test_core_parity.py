@@ -21,8 +21,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rmqcompat import properties as props
 from rmqcompat import wire
 from rmqcompat.core import PURE_PYTHON_ENV
+from rmqcompat.message import MessageExt
+from rmqcompat.trace import bulk
+from rmqcompat.trace.codec import decode
 
 
 def _compiled() -> ModuleType:
@@ -65,6 +69,72 @@ def test_header_decoding_is_the_same_compiled_and_pure(headers: Any) -> None:
     core = _compiled()
     assert core.decode_headers(headers) == wire.decode_well_formed(headers)
     assert _outcome(core.decode_headers, headers) == _outcome(wire.decode_well_formed, headers)
+
+
+#: Numbers at and beyond the limits of Avro's int and long (the encoders raise beyond).
+NUMBERS = st.integers(min_value=-(2**64), max_value=2**64) | st.sampled_from(
+    [0, 1, 8191, 8192, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, 2**63, -(2**63)]
+)
+TEXT = st.text(max_size=8)  # lone surrogates included: not UTF-8 encodable
+PROPERTIES = st.dictionaries(
+    st.sampled_from([props.ORIGIN_MESSAGE_ID, props.TAGS, props.KEYS, "other"]),
+    TEXT | st.none() | st.binary(max_size=3),
+)
+MESSAGES = st.builds(
+    MessageExt,
+    topic=TEXT,
+    body=st.just(b""),
+    msg_id=TEXT | st.just("m" * 9000),  # a length of two varint bytes and more
+    queue_id=NUMBERS,
+    queue_offset=NUMBERS,
+    born_timestamp=NUMBERS,
+    store_timestamp=st.just(0),
+    reconsume_times=NUMBERS,
+    properties=PROPERTIES,
+)
+CONSUME_CALLS = st.lists(MESSAGES, max_size=4).flatmap(
+    lambda msgs: st.tuples(
+        st.just(msgs),
+        st.sets(st.integers(0, max(len(msgs) - 1, 0))),
+        st.none() | st.lists(NUMBERS, min_size=len(msgs), max_size=len(msgs)),
+    )
+)
+
+
+def _result(kernel: Any, *args: Any) -> tuple[Any, ...]:
+    try:
+        return ("value", kernel(*args))
+    except Exception as exc:  # the exception's type is the outcome compared
+        return ("raised", type(exc))
+
+
+@given(CONSUME_CALLS, st.binary(max_size=6), st.binary(max_size=3), st.binary(max_size=3))
+def test_consume_trace_events_are_the_same_compiled_and_pure(
+    call: Any, head: bytes, ok: bytes, bad: bytes
+) -> None:
+    msgs, failed, reconsumes = call
+    args = (head, ok, bad, msgs, failed, reconsumes)
+    compiled = _result(_compiled().consume_events, *args)
+    assert compiled == _result(bulk.consume_events, *args)
+
+
+def test_compiled_consume_events_decode_as_the_events_they_stand_for() -> None:
+    """A real call's events, encoded by the core, read back with the trace codec."""
+    core = _compiled()
+    msg = MessageExt("Orders", b"", "id-1", 2, 70_000, 1_700_000_000_000, 0, 3, {props.TAGS: "t"})
+    who = bulk.identity("client", "host", "ns")
+    with mock.patch.object(bulk, "_consume_events", core.consume_events):
+        events = bulk.consumed(who, 1_700_000_000_001, "g", [msg], {0}, "RECONSUME_LATER", 5, None)
+    record = decode(events[0])
+    seen = {name: record[name] for name in ("msg_id", "topic", "offset", "tags", "status")}
+    assert seen == {
+        "msg_id": "id-1",
+        "topic": "Orders",
+        "offset": 70_000,
+        "tags": "t",
+        "status": "RECONSUME_LATER",
+    }
+    assert (record["reconsume_times"], record["duration_ms"], record["group"]) == (3, 5, "g")
 
 
 def test_well_formed_headers_are_decoded_by_the_core_itself() -> None:
