@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from rmqcompat import properties as props
 from rmqcompat.errors import ConfigError
 from rmqcompat.spark.columnar import FIELDS, decode_columns
+from rmqcompat.trace.schema import DROPPED_HEADER
 
 _SPARK_TYPES = {"long": "bigint", "int": "int"}
 #: Columns :func:`decode_traces` adds besides the event's fields.
@@ -27,12 +28,14 @@ EXTRA_COLUMNS = [
     ("kafka_partition", "int"),
     ("kafka_offset", "bigint"),
     ("trace_index", "int"),
+    ("trace_dropped", "string"),
 ]
 _EXTRA_ARROW = [
     ("trace_error", pa.string()),
     ("kafka_partition", pa.int32()),
     ("kafka_offset", pa.int64()),
     ("trace_index", pa.int32()),
+    ("trace_dropped", pa.string()),
 ]
 #: Bytes of trace records decoded in one columnar pass (some 100,000 events): large
 #: enough that numpy's per-call costs vanish, small enough to stay in the CPU's caches.
@@ -49,8 +52,8 @@ def _ddl(names: Sequence[str]) -> str:
 
 class _Decoder:
     """The ``mapInArrow`` function: decodes column 0 (values) of each batch into the
-    wanted fields, one row per event; columns 1 and 2 (partition, offset) are repeated
-    for every event of their record."""
+    wanted fields, one row per event; columns 1 to 3 (partition, offset, drop count) are
+    repeated for every event of their record."""
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = tuple(names)
@@ -62,8 +65,10 @@ class _Decoder:
             for start, length in _passes(batch.column(0)):
                 part = batch.slice(start, length)
                 decoded = decode_columns(part.column(0), self.names)
-                places = [part.column(i).take(decoded.records) for i in (1, 2)]
-                extra = [decoded.errors, *places, decoded.index]
+                partition, offset, dropped = (
+                    part.column(i).take(decoded.records) for i in (1, 2, 3)
+                )
+                extra = [decoded.errors, partition, offset, decoded.index, dropped]
                 yield pa.RecordBatch.from_arrays([*decoded.columns, *extra], schema=self.schema)
 
 
@@ -90,7 +95,8 @@ def decode_traces(kafka_rows: DataFrame, fields: Sequence[str] | None = None) ->
     schema version, not a trace record; its other fields are then null),
     ``kafka_partition`` and ``kafka_offset`` (the record it was read from) and
     ``trace_index`` (its place in that record): the three are unique per event of one
-    trace topic.
+    trace topic; and ``trace_dropped``, its record's
+    :data:`~rmqcompat.trace.schema.DROPPED_HEADER` (null if none).
 
     Raises:
         ConfigError: a name in ``fields`` is not a field of the trace schema.
@@ -100,7 +106,10 @@ def decode_traces(kafka_rows: DataFrame, fields: Sequence[str] | None = None) ->
     if unknown:
         raise ConfigError(f"not fields of the trace schema: {', '.join(unknown)}")
     raw = kafka_rows.select(
-        F.col("value"), F.col("partition").alias("p"), F.col("offset").alias("o")
+        F.col("value"),
+        F.col("partition").alias("p"),
+        F.col("offset").alias("o"),
+        header(DROPPED_HEADER).alias("d"),
     )
     return raw.mapInArrow(_Decoder(names), _ddl(names))
 

@@ -98,7 +98,8 @@ def run(events: DataFrame, job: AuditJob, out: Path) -> dict[str, Any]:
     try:
         unreadable, span_ms = _first_pass(decoded, job)
         bucket_ms = job.flow_bucket_ms or charts.flow_bin_ms(span_ms)
-        return _run(audit.normalize(decoded), unreadable, bucket_ms, job, out)
+        meta = {"trace_records_unreadable": unreadable, "trace_events_dropped": _dropped(decoded)}
+        return _run(audit.normalize(decoded), meta, bucket_ms, job, out)
     finally:
         decoded.unpersist()
 
@@ -119,8 +120,21 @@ def _first_pass(decoded: DataFrame, job: AuditJob) -> tuple[int, int]:
     return (row["unreadable"], row["span_ms"] or 0) if row else (0, 0)
 
 
+def _dropped(decoded: DataFrame) -> int:
+    """Events the emitting clients dropped before writing them: per sink, the highest
+    count its records carry (a sink's count only grows), summed."""
+    if "trace_dropped" not in decoded.columns:  # events a stream stored before it existed
+        return 0
+    counts = decoded.where(F.col("trace_dropped").isNotNull()).select(
+        F.split("trace_dropped", " ").alias("d")
+    )
+    per_sink = counts.groupBy(F.col("d")[0]).agg(F.max(F.col("d")[1].try_cast("long")).alias("n"))
+    row = per_sink.agg(F.sum("n").alias("total")).first()
+    return int(row["total"] or 0) if row else 0
+
+
 def _run(
-    events: DataFrame, unreadable: int, bucket_ms: int, job: AuditJob, out: Path
+    events: DataFrame, trace_meta: dict[str, int], bucket_ms: int, job: AuditJob, out: Path
 ) -> dict[str, Any]:
     policy = job.policy
     outcomes_dir = out / "outcomes"
@@ -144,7 +158,7 @@ def _run(
         "forward_late_ms": policy.forward_late_ms,
         "flow_bin_ms": bucket_ms,
         "trace_schema_fingerprint": FINGERPRINT.hex(),
-        "trace_records_unreadable": unreadable,
+        **trace_meta,
     }
     report = build_report(rows, lag, meta)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

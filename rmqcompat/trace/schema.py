@@ -48,3 +48,7 @@ PARSED_BATCH_SCHEMA: Any = parse_schema(BATCH_SCHEMA)
 BATCH_HEADER: bytes = _header(PARSED_BATCH_SCHEMA)
 
 EVENT_TYPES: tuple[str, ...] = tuple(SCHEMA["fields"][0]["type"]["symbols"])
+
+#: The Kafka header of a trace record written after its sink dropped events:
+#: ``"<sink id> <events dropped so far>"`` (ASCII), a count per sink that only grows.
+DROPPED_HEADER = "rmq.trace.dropped"

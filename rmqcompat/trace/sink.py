@@ -10,13 +10,16 @@ into trace records of up to :data:`~rmqcompat.trace.batch.MAX_EVENTS` events
 (:func:`~rmqcompat.trace.batch.pack`) and produces those to the namespace's trace topic;
 events it cannot write (encoding error, librdkafka queue full, failed delivery, still
 unsent at close) are counted too. :meth:`KafkaTraceSink.stats` exposes every counter,
-in events.
+in events, and every trace record written after a drop carries the sink's count so far in
+its :data:`~rmqcompat.trace.schema.DROPPED_HEADER` header, from which the audit reports
+the events its report is missing (all but those dropped after the sink's last record).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -32,6 +35,7 @@ from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
 from rmqcompat.topics.topology import provision_topology, system_topology
 from rmqcompat.trace.batch import pack
 from rmqcompat.trace.codec import TraceRecord, encode
+from rmqcompat.trace.schema import DROPPED_HEADER
 
 _log = logging.getLogger("rmqcompat.trace")
 
@@ -161,6 +165,8 @@ class KafkaTraceSink:
         self._accepted = self._written = 0
         self._failed_deliveries = 0
         self._dropped_full = self._dropped_failed = self._dropped_unsent = 0
+        #: names this sink in its records' drop counts (a count is per sink, cumulative)
+        self._sink_id = uuid.uuid4().hex[:16]
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -256,7 +262,12 @@ class KafkaTraceSink:
         produce, topic = producer.produce, self.topic
         for value, count in pack(self._encoded(producer)):
             try:
-                produce(topic, value, on_delivery=partial(self._delivered, count))
+                produce(
+                    topic,
+                    value,
+                    headers=self._drop_count(),
+                    on_delivery=partial(self._delivered, count),
+                )
             except BufferError:
                 producer.poll(_IDLE_POLL_S)  # librdkafka's queue is full: let it drain once
                 self._count_failed(count)
@@ -266,6 +277,14 @@ class KafkaTraceSink:
             else:
                 self._accepted += count
         producer.poll(0)  # serves delivery reports
+
+    def _drop_count(self) -> list[tuple[str, str | bytes | None]] | None:
+        """The header of the next record: this sink's id and the events it dropped so far
+        (full buffer, failed), once there are any."""
+        dropped = self._dropped_full + self._dropped_failed  # ints: read without the lock
+        if not dropped:
+            return None
+        return [(DROPPED_HEADER, f"{self._sink_id} {dropped}".encode())]
 
     def _encoded(self, producer: Producer) -> Iterator[bytes]:
         """The buffered events, encoded, about :data:`DRAIN_PASS` at most (whole entries);

@@ -173,10 +173,16 @@ class Scenario:
 
 
 def write_events(
-    client: ClientConfig, events: list[TraceRecord], garbage: list[bytes] = ()
-) -> None:  # type: ignore[assignment]
-    """Emit ``events`` through a real sink (and ``garbage`` as raw trace records)."""
+    client: ClientConfig,
+    events: list[TraceRecord],
+    garbage: list[bytes] = (),  # type: ignore[assignment]
+    unencodable: int = 0,
+) -> None:
+    """Emit ``events`` through a real sink (and ``garbage`` as raw trace records); the
+    sink drops ``unencodable`` events first (and counts them in the records it writes)."""
     sink = KafkaTraceSink(client)
+    for _ in range(unencodable):
+        sink.emit({"event": "NOT_A_TYPE", "msg_id": "x"})
     for event in events:
         sink.emit(event)
     sink.start()

@@ -27,6 +27,8 @@ from rmqcompat.spark.audit import AuditPolicy
 from rmqcompat.spark.job import AuditJob, run_batch
 
 pytestmark = pytest.mark.integration
+#: Events the seeding sink drops (and counts in the records it writes after).
+DROPPED = 3
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,8 @@ def audited(
     # unique per session too: a shared broker keeps the trace topics of earlier sessions
     namespace = f"audit{uuid.uuid4().hex[:10]}"
     client = ClientConfig(kafka_bootstrap, namespace)
-    write_events(client, Scenario(namespace).build().events, garbage=[b"not a trace record"])
+    events = Scenario(namespace).build().events
+    write_events(client, events, garbage=[b"not a trace record"], unencodable=DROPPED)
     seed_topic_offsets(client)
     out = tmp_path_factory.mktemp("audit")
     report = run_batch(spark, AuditJob(client, AuditPolicy(now_ms=NOW_MS)), out)
@@ -65,6 +68,10 @@ def test_group_h_figure(audited: tuple[dict[str, Any], Path], figure: str) -> No
 
 def test_unreadable_trace_records_are_counted(audited: tuple[dict[str, Any], Path]) -> None:
     assert audited[0]["trace_records_unreadable"] == 1
+
+
+def test_events_the_clients_dropped_are_counted(audited: tuple[dict[str, Any], Path]) -> None:
+    assert audited[0]["trace_events_dropped"] == DROPPED
 
 
 def test_outputs_written(audited: tuple[dict[str, Any], Path], spark: SparkSession) -> None:

@@ -6,31 +6,37 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Message
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopologySpec
 from rmqcompat.trace import Emitter, KafkaTraceSink, bulk, decode_record
 from rmqcompat.trace.batch import MAX_EVENTS
+from rmqcompat.trace.schema import DROPPED_HEADER
 
 
 def _read_all(client: ClientConfig, topic: str, count: int) -> list[bytes]:
     """The values of the topic's first ``count`` records (30 s at most)."""
+    return [record.value() or b"" for record in _read_records(client, topic, count)]
+
+
+def _read_records(client: ClientConfig, topic: str, count: int) -> list[Message]:
+    """The topic's first ``count`` records (30 s at most)."""
     consumer = Consumer(
         client.librdkafka(
             "consumer", **{"group.id": "trace-reader", "auto.offset.reset": "earliest"}
         )
     )
     consumer.subscribe([topic])
-    values: list[bytes] = []
+    records: list[Message] = []
     deadline = time.monotonic() + 30
-    while len(values) < count and time.monotonic() < deadline:
+    while len(records) < count and time.monotonic() < deadline:
         record = consumer.poll(0.5)
         if record is not None and record.error() is None:
-            values.append(record.value() or b"")
+            records.append(record)
     consumer.close()
-    return values
+    return records
 
 
 def test_events_reach_the_trace_topic_decodable(kafka_bootstrap: str, namespace: str) -> None:
@@ -50,6 +56,33 @@ def test_events_reach_the_trace_topic_decodable(kafka_bootstrap: str, namespace:
     decoded = [event for record in records for event in record]
     assert [event["msg_id"] for event in decoded] == [f"id{n}" for n in range(count)]
     assert decoded[0] == {**decoded[0], **events[0]}
+
+
+def test_records_written_after_a_drop_carry_the_sinks_count(
+    kafka_bootstrap: str, namespace: str
+) -> None:
+    client = ClientConfig(kafka_bootstrap, namespace)
+    emitter = Emitter("h@1@P", namespace)
+    sink = KafkaTraceSink(client, capacity=10)
+    for n in range(15):  # not started: the last 5 find the buffer full
+        sink.emit(emitter.publish(f"id{n}", "Orders", f"{namespace}.Orders"))
+    sink.emit({"event": "NOT_A_TYPE", "msg_id": "x"})  # dropped too: the buffer is full
+    sink.start()
+    sink.close()
+    assert (sink.stats().written, sink.stats().dropped) == (10, 6)
+    (record,) = _read_records(client, sink.topic, 1)
+    (sink_id, count) = dict(record.headers() or [])[DROPPED_HEADER].decode().split(" ")
+    assert (len(sink_id), count) == (16, "6")
+
+
+def test_records_without_a_drop_have_no_count(kafka_bootstrap: str, namespace: str) -> None:
+    client = ClientConfig(kafka_bootstrap, namespace)
+    sink = KafkaTraceSink(client)
+    sink.emit(Emitter("h@1@P", namespace).publish("id", "Orders", f"{namespace}.Orders"))
+    sink.start()
+    sink.close()
+    (record,) = _read_records(client, sink.topic, 1)
+    assert DROPPED_HEADER not in dict(record.headers() or [])
 
 
 def test_refused_events_are_counted_as_failed(
