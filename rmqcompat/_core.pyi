@@ -13,3 +13,6 @@ def consume_events(
     failed: Collection[int],
     reconsumes: Sequence[int] | None,
 ) -> list[bytes]: ...
+def pack_events(
+    events: Sequence[bytes], header: bytes, max_events: int, max_bytes: int
+) -> list[tuple[bytes, int]]: ...

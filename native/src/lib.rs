@@ -2,7 +2,7 @@
 //! counterpart of a pure-Python function that stays the reference (`rmqcompat/core.py`
 //! says which one is active; tests run the same inputs through both).
 
-use pyo3::exceptions::{PyAttributeError, PyOverflowError};
+use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -163,9 +163,54 @@ fn get_property<'py>(
     Ok(if value.is_none() { None } else { Some(value) })
 }
 
+/// The trace records of `events` (each an event's encoding), in order, as
+/// `(record, events in it)`: each record is `header`, an Avro array block of its events
+/// and the array's end; it holds at most `max_events` events and `max_bytes` of them, or
+/// one larger event alone. The counterpart of `rmqcompat.trace.batch.pack_events`.
+#[pyfunction]
+fn pack_events<'py>(
+    py: Python<'py>,
+    events: Vec<Bound<'py, PyBytes>>,
+    header: &[u8],
+    max_events: usize,
+    max_bytes: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    if max_events == 0 {
+        return Err(PyValueError::new_err("a trace record holds at least one event"));
+    }
+    let records = PyList::empty(py);
+    let mut start = 0;
+    while start < events.len() {
+        let mut end = start;
+        let mut size = 0;
+        while end < events.len() && end - start < max_events {
+            let len = events[end].as_bytes().len();
+            if end > start && size + len > max_bytes {
+                break;
+            }
+            size += len;
+            end += 1;
+        }
+        let chunk = &events[start..end];
+        let mut record = Vec::with_capacity(header.len() + size + 4 * chunk.len() + 8);
+        record.extend_from_slice(header);
+        put_long(&mut record, chunk.len() as i64);
+        for event in chunk {
+            let data = event.as_bytes();
+            put_long(&mut record, data.len() as i64);
+            record.extend_from_slice(data);
+        }
+        record.push(0); // the array's end
+        records.append((PyBytes::new(py, &record), chunk.len()))?;
+        start = end;
+    }
+    Ok(records)
+}
+
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_headers, module)?)?;
     module.add_function(wrap_pyfunction!(consume_events, module)?)?;
+    module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     Ok(())
 }

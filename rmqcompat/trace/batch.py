@@ -15,8 +15,9 @@ batching wrote) is read as that event.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
+from rmqcompat.core import CORE
 from rmqcompat.trace.avro import zigzag_long
 from rmqcompat.trace.codec import TraceDecodeError, TraceRecord, check_header, decode
 from rmqcompat.trace.schema import BATCH_HEADER, HEADER, HEADER_LENGTH
@@ -33,7 +34,11 @@ _END = b"\x00"
 def encode_batch(events: Sequence[bytes]) -> bytes:
     """The trace record holding ``events`` (each an event's single-object encoding), in
     this order: one array block (none if there are no events), then the array's end."""
-    parts = [BATCH_HEADER]
+    return _encode_batch(BATCH_HEADER, events)
+
+
+def _encode_batch(header: bytes, events: Sequence[bytes]) -> bytes:
+    parts = [header]
     if events:
         parts.append(zigzag_long(len(events)))
     for event in events:
@@ -43,23 +48,38 @@ def encode_batch(events: Sequence[bytes]) -> bytes:
     return b"".join(parts)
 
 
-def pack(events: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
+def pack(events: Iterable[bytes]) -> list[tuple[bytes, int]]:
     """``events`` (encoded) as trace records, in order: ``(record, events in it)``; each
     record holds at most :data:`MAX_EVENTS` events and :data:`MAX_BYTES` of them, or one
     larger event (so a record the broker refuses as too large loses that event only)."""
+    return _pack_events(list(events), BATCH_HEADER, MAX_EVENTS, MAX_BYTES)
+
+
+def pack_events(
+    events: Sequence[bytes], header: bytes, max_events: int, max_bytes: int
+) -> list[tuple[bytes, int]]:
+    """:func:`pack` with its limits given: the records (``header`` first) of ``events``
+    (the pure-Python reference of the core's ``pack_events``)."""
+    if max_events < 1:
+        raise ValueError("a trace record holds at least one event")
+    records: list[tuple[bytes, int]] = []
     chunk: list[bytes] = []
     size = 0
     for event in events:
-        if chunk and size + len(event) > MAX_BYTES:
-            yield encode_batch(chunk), len(chunk)
+        if chunk and size + len(event) > max_bytes:
+            records.append((_encode_batch(header, chunk), len(chunk)))
             chunk, size = [], 0
         chunk.append(event)
         size += len(event)
-        if len(chunk) == MAX_EVENTS:
-            yield encode_batch(chunk), len(chunk)
+        if len(chunk) == max_events:
+            records.append((_encode_batch(header, chunk), len(chunk)))
             chunk, size = [], 0
     if chunk:
-        yield encode_batch(chunk), len(chunk)
+        records.append((_encode_batch(header, chunk), len(chunk)))
+    return records
+
+
+_pack_events = pack_events if CORE is None else CORE.pack_events
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:

@@ -21,7 +21,7 @@ import logging
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -286,16 +286,17 @@ class KafkaTraceSink:
             return None
         return [(DROPPED_HEADER, f"{self._sink_id} {dropped}".encode())]
 
-    def _encoded(self, producer: Producer) -> Iterator[bytes]:
+    def _encoded(self, producer: Producer) -> list[bytes]:
         """The buffered events, encoded, about :data:`DRAIN_PASS` at most (whole entries);
         an entry that cannot be encoded is dropped and its events counted."""
         popleft = self._buffer.popleft
+        encodings: list[bytes] = []
         taken = since_poll = 0
         while taken < DRAIN_PASS:
             try:
                 write, args, events = popleft()
             except IndexError:
-                return
+                break
             taken += events
             self._out += events
             since_poll += events
@@ -305,12 +306,11 @@ class KafkaTraceSink:
                 producer.poll(0)
                 since_poll = 0
             try:
-                encoded = list(write(*args))
+                encodings += list(write(*args))  # all of the entry's events, or none
             except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
                 _log.warning("%d trace events not encodable, dropped: %s", events, exc)
                 self._count_failed(events)
-                continue
-            yield from encoded
+        return encodings
 
     def _delivered(self, count: int, error: KafkaError | None, _record: Message) -> None:
         # on the sink thread (its poll and flush): one report per record of ``count`` events

@@ -25,7 +25,7 @@ from rmqcompat import properties as props
 from rmqcompat import wire
 from rmqcompat.core import PURE_PYTHON_ENV
 from rmqcompat.message import MessageExt
-from rmqcompat.trace import bulk
+from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
 
 
@@ -135,6 +135,19 @@ def test_compiled_consume_events_decode_as_the_events_they_stand_for() -> None:
         "status": "RECONSUME_LATER",
     }
     assert (record["reconsume_times"], record["duration_ms"], record["group"]) == (3, 5, "g")
+
+
+@given(
+    st.lists(st.binary(max_size=40) | st.sampled_from([b"", b"x" * 300]), max_size=30),
+    st.binary(max_size=10),
+    st.integers(0, 8),
+    st.integers(0, 120),
+)
+def test_trace_records_are_packed_the_same_compiled_and_pure(
+    events: list[bytes], header: bytes, max_events: int, max_bytes: int
+) -> None:
+    args = (events, header, max_events, max_bytes)
+    assert _result(_compiled().pack_events, *args) == _result(batch.pack_events, *args)
 
 
 def test_well_formed_headers_are_decoded_by_the_core_itself() -> None:
