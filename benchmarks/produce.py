@@ -16,11 +16,15 @@ acks=all, linger.ms=5; librdkafka's default batch size), the same topic (4 parti
 
 Runs alternate raw/SDK; prints msgs/s per run, the medians and the ratio SDK / raw, and
 the load average before and after (the machine's other work moves both sides' figures).
+Each SDK run also prints the process's CPU time per message over the run (all threads,
+librdkafka's included): the steadiest figure on a shared machine.
 
-    python benchmarks/produce.py [-n 200000] [--runs 5] [--trace on|off]
+    python benchmarks/produce.py [-n 200000] [--runs 5] [--trace on|off|both]
         [--bootstrap-servers HOST:PORT]
 
-``--trace`` switches the SDK producer's trace events (default on, the product default).
+``--trace`` switches the SDK producer's trace events (default on, the product default);
+``both`` runs the SDK with tracing off and then on in every run and prints their ratio
+(the cost of tracing, measured beside the same raw runs).
 
 Without ``--bootstrap-servers`` it starts its own dev broker.
 """
@@ -49,10 +53,12 @@ BODY = b"x" * 200
 def sdk_run(bootstrap: str, topic: str, count: int, trace: bool) -> float:
     with DefaultMQProducer("BenchPG", bootstrap, trace_enabled=trace) as producer:
         producer.send(Message(topic, BODY))  # connect and learn the topic outside the clock
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         futures = [producer.send_async(Message(topic, BODY)) for _ in range(count)]
         producer.shutdown()
         elapsed = time.perf_counter() - start
+        cpu_us = (time.process_time() - cpu) / count * 1e6
+    print(f"  sdk trace {_name(trace)}: CPU {cpu_us:.1f} us/msg", flush=True)
     failed = sum(1 for f in futures if f.exception() is not None)
     if failed:
         raise SystemExit(f"{failed} SDK sends failed")
@@ -96,24 +102,40 @@ def main() -> None:
     parser.add_argument("-n", "--messages", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
-        "--trace", choices=["on", "off"], default="on", help="SDK trace events (default on)"
+        "--trace",
+        choices=["on", "off", "both"],
+        default="on",
+        help="SDK trace events (default on); both: off and on in every run",
     )
     add_broker_options(parser)
     args = parser.parse_args()
+    modes = {"on": [True], "off": [False], "both": [False, True]}[args.trace]
     print(f"trace {args.trace}; load average {_load()}", flush=True)
     with broker(args) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         ensure_topics({"bootstrap.servers": bootstrap}, {topic: TopicSpec(4)})
-        sdk, raw = [], []
+        sdk: dict[bool, list[float]] = {trace: [] for trace in modes}
+        raw: list[float] = []
         for run in range(1, args.runs + 1):
             raw.append(raw_run(bootstrap, topic, args.messages))
-            sdk.append(sdk_run(bootstrap, topic, args.messages, args.trace == "on"))
-            print(f"run {run}: sdk send_async {sdk[-1]:,.0f} msgs/s, raw produce {raw[-1]:,.0f}")
-    sdk_median, raw_median = statistics.median(sdk), statistics.median(raw)
-    print(f"median sdk send_async: {sdk_median:,.0f} msgs/s ({args.messages} x 200 B)")
-    print(f"median raw produce:    {raw_median:,.0f} msgs/s")
-    print(f"ratio sdk/raw:         {sdk_median / raw_median:.2f}")
+            for trace in modes:
+                sdk[trace].append(sdk_run(bootstrap, topic, args.messages, trace))
+            rates = ", ".join(f"sdk trace {_name(t)} {sdk[t][-1]:,.0f}" for t in modes)
+            print(f"run {run}: raw produce {raw[-1]:,.0f} msgs/s, {rates}", flush=True)
+    raw_median = statistics.median(raw)
+    print(f"median raw produce:    {raw_median:,.0f} msgs/s ({args.messages} x 200 B)")
+    for trace in modes:
+        median = statistics.median(sdk[trace])
+        print(f"median sdk send_async, trace {_name(trace)}: {median:,.0f} msgs/s")
+        print(f"ratio sdk/raw, trace {_name(trace)}:      {median / raw_median:.2f}")
+    if len(modes) == 2:
+        on, off = statistics.median(sdk[True]), statistics.median(sdk[False])
+        print(f"trace on / trace off: {on / off:.2f}")
     print(f"load average after:    {_load()}")
+
+
+def _name(trace: bool) -> str:
+    return "on" if trace else "off"
 
 
 def _load() -> str:

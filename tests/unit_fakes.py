@@ -20,12 +20,16 @@ class ListSink:
 
     events: list[TraceRecord] = field(default_factory=list)
     enabled: bool = True
+    #: how many times the data path appended to the sink (``emit`` or ``defer``)
+    appends: int = 0
 
     def emit(self, event: TraceRecord) -> None:
+        self.appends += 1
         self.events.append(event)
 
     def defer(self, write: Write, args: tuple[Any, ...], events: int) -> None:
         """The events ``write`` encodes, read back: what the audit would read."""
+        self.appends += 1
         encoded = list(write(*args))
         assert len(encoded) == events, f"{len(encoded)} events encoded, {events} announced"
         self.events.extend(decode(data) for data in encoded)

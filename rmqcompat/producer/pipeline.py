@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import InvalidStateError
 from functools import partial
@@ -32,7 +33,7 @@ from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.scheduler import Scheduler
 from rmqcompat.producer.send_result import SendResult, SendStatus
 from rmqcompat.producer.spool import Spool, SpoolEntry
-from rmqcompat.trace import Tracer, hooks
+from rmqcompat.trace import Tracer, bulk, hooks
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,10 @@ class Pipeline:
         self._settings = dict(settings)
         self._tracer = tracer or Tracer.disabled()
         self._traced = self._tracer.enabled  # read once per delivery report
+        self._trace_clock = self._tracer.events.clock
+        #: Sends acknowledged since the last trace hand-off (delivery reports of every
+        #: thread that polls): traced together after each poll, one append for all.
+        self._acknowledged: deque[bulk.Acknowledged] = deque()
         self._queue_wait_s = queue_wait_s
         self._backoff = backoff
         self._spool = spool
@@ -151,6 +156,7 @@ class Pipeline:
         for producer in [*self._retired, self._producer, self._immediate.started]:
             if producer is not None:
                 producer.flush()
+        self._trace_acknowledged()
 
     def _poll(self) -> None:
         # Every send's outcome (and every sync send() waiting for it) depends on this
@@ -168,6 +174,13 @@ class Pipeline:
         for old in list(self._retired):
             if old.poll(0) == 0 and len(old) == 0:
                 self._retired.remove(old)
+        self._trace_acknowledged()
+
+    def _trace_acknowledged(self) -> None:
+        """Hand the sends acknowledged so far to the trace sink, in one append."""
+        acknowledged, popleft = self._acknowledged, self._acknowledged.popleft
+        if acknowledged:  # only those there now: others may be appended meanwhile
+            hooks.published(self._tracer, [popleft() for _ in range(len(acknowledged))])
 
     def _replace(self, broken: Producer) -> None:
         """Swap in a new librdkafka client unless ``broken`` was already replaced."""
@@ -240,7 +253,10 @@ class Pipeline:
         pending.release()  # the caller may keep the future: not the body with it
         if self._traced and message is not None:
             written = () if headers is None or isinstance(headers, dict) else headers
-            hooks.published(self._tracer, message, pending.msg_id, pending.topic, None, written)
+            at_ms = self._trace_clock()
+            self._acknowledged.append(
+                (at_ms, message, pending.msg_id, pending.topic, None, written)
+            )
         self._settle(pending)
 
     def _unspool(self, entry: SpoolEntry) -> None:

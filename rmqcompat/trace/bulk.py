@@ -185,7 +185,20 @@ def consume_events(
 _consume_events = consume_events if CORE is None else CORE.consume_events
 
 
-def published(
+#: An acknowledged send: ``(at_ms, message, msg_id, physical_topic, born_ms, headers)``.
+Acknowledged = tuple[int, Message, str, str, int | None, Iterable[tuple[str, bytes | None]]]
+
+
+def published(who: bytes, acknowledged: Iterable[Acknowledged]) -> list[bytes]:
+    """The PUBLISH events of ``acknowledged`` sends (see
+    :func:`rmqcompat.trace.hooks.published`)."""
+    return [
+        _publish_event(who, at_ms, message, msg_id, physical_topic, born_ms, headers)
+        for at_ms, message, msg_id, physical_topic, born_ms, headers in acknowledged
+    ]
+
+
+def _publish_event(
     who: bytes,
     at_ms: int,
     message: Message,
@@ -193,35 +206,31 @@ def published(
     physical_topic: str,
     born_ms: int | None,
     headers: Iterable[tuple[str, bytes | None]],
-) -> list[bytes]:
-    """The PUBLISH event of ``message``, acknowledged at ``at_ms`` (see
-    :func:`rmqcompat.trace.hooks.published`)."""
+) -> bytes:
     due_ms = message.deliver_time_ms
     if due_ms is None and message.delay_time_level:
         due_ms = parking.stamped_due(headers)
-    return [
-        b"".join(
-            (
-                _KIND["PUBLISH"],
-                _long(at_ms),
-                who,
-                _NULL,  # group
-                _repeating(message.topic),
-                _repeating(physical_topic),
-                b"\x00\x00",  # partition, offset
-                _str(msg_id),
-                _NULL,  # origin msg id
-                _some_str(message.tags),
-                _some_str(props.join_keys(message.keys)),
-                b"\x00\x00\x00",  # status, duration, reconsume times
-                _some_int(message.delay_time_level or None),
-                _some_long(due_ms),
-                _NULL,  # target topic
-                _some_long(born_ms),
-                _NULL,  # reason
-            )
+    return b"".join(
+        (
+            _KIND["PUBLISH"],
+            _long(at_ms),
+            who,
+            _NULL,  # group
+            _repeating(message.topic),
+            _repeating(physical_topic),
+            b"\x00\x00",  # partition, offset
+            _str(msg_id),
+            _NULL,  # origin msg id
+            _some_str(message.tags),
+            _some_str(props.join_keys(message.keys)),
+            b"\x00\x00\x00",  # status, duration, reconsume times
+            _some_int(message.delay_time_level or None),
+            _some_long(due_ms),
+            _NULL,  # target topic
+            _some_long(born_ms),
+            _NULL,  # reason
         )
-    ]
+    )
 
 
 def _int_property(properties: Mapping[str, str], name: str) -> int | None:

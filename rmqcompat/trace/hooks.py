@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.errors import MalformedHeaderError
-from rmqcompat.message import Message, MessageExt
+from rmqcompat.message import MessageExt
 from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace import bulk
@@ -34,23 +34,14 @@ def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str
         return {}
 
 
-def published(
-    tracer: Tracer,
-    message: Message,
-    msg_id: str,
-    physical_topic: str,
-    born_ms: int | None,
-    headers: Iterable[tuple[str, bytes | None]] = (),
-) -> None:
-    """The broker acknowledged ``message`` (sent as ``msg_id`` to ``physical_topic`` with
-    ``headers``). A delayed message records when it is due as the producer wrote it: its
-    delivery time, or the ``DUE_TIME`` of the level it was parked on."""
-    events = tracer.events
-    tracer.sink.defer(
-        bulk.published,
-        (events.who, events.clock(), message, msg_id, physical_topic, born_ms, headers),
-        1,
-    )
+def published(tracer: Tracer, acknowledged: Sequence[bulk.Acknowledged]) -> None:
+    """The broker acknowledged these sends, each ``(at_ms, message, msg_id,
+    physical_topic, born_ms, headers)``: ``message`` sent as ``msg_id`` to
+    ``physical_topic`` with ``headers`` and acknowledged at ``at_ms``. A delayed message
+    records when it is due as the producer wrote it: its delivery time, or the
+    ``DUE_TIME`` of the level it was parked on. One append for all of them."""
+    if acknowledged:
+        tracer.sink.defer(bulk.published, (tracer.events.who, acknowledged), len(acknowledged))
 
 
 def consumed(

@@ -87,7 +87,7 @@ def test_published_is_the_emitters_publish_event(
     message = Message(topic, b"x", tags=tags, keys=keys, delay_time_level=level)
     message.deliver_time_ms = deliver_at
     headers = [(props.DUE_TIME, str(due).encode())]
-    encoded = bulk.published(_EMITTER.who, 7, message, "ID", "ns.phys", born, headers)
+    encoded = bulk.published(_EMITTER.who, [(7, message, "ID", "ns.phys", born, headers)])
     due_ms = deliver_at if deliver_at is not None else (due if level else None)
     expected = dict(
         _EMITTER.publish(

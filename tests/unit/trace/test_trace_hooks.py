@@ -121,16 +121,29 @@ def test_published_keeps_schedule_and_the_due_time_the_producer_wrote() -> None:
     tracer, sink = _tracer()
     message = Message("Orders", b"x", tags="t", keys=["a", "b"], delay_time_level=3)
     written = [(props.DELAY, b"3"), (props.DUE_TIME, b"10777")]
-    hooks.published(tracer, message, "ID", "ns.rmq.delay.10s", 5, written)
+    hooks.published(tracer, [(1, message, "ID", "ns.rmq.delay.10s", 5, written)])
     (event,) = sink.events
     assert (event["topic"], event["keys"], event["delay_level"]) == ("Orders", "a b", 3)
     assert event["due_ms"] == 10_777
 
 
+def test_published_sends_are_handed_over_in_one_append_in_order() -> None:
+    tracer, sink = _tracer()
+    sends = [(10 + n, Message("Orders", b"x"), f"ID{n}", "ns.Orders", None, ()) for n in range(3)]
+    hooks.published(tracer, sends)
+    hooks.published(tracer, [])  # nothing acknowledged: nothing appended
+    assert sink.appends == 1
+    assert [(e["msg_id"], e["timestamp_ms"]) for e in sink.events] == [
+        ("ID0", 10),
+        ("ID1", 11),
+        ("ID2", 12),
+    ]
+
+
 def test_published_timer_message_is_due_at_its_delivery_time() -> None:
     tracer, sink = _tracer()
     message = Message("Orders", b"x", deliver_time_ms=99_000)
-    hooks.published(tracer, message, "ID", "ns.rmq.delay.1m", None, [(props.DUE_TIME, b"5")])
+    hooks.published(tracer, [(1, message, "ID", "ns.rmq.delay.1m", None, [(props.DUE_TIME, b"5")])])
     assert sink.events[0]["due_ms"] == 99_000
 
 
