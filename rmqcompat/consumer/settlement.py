@@ -129,8 +129,20 @@ class Settlement:
         a run's successes leave the process queue in one call, before anything else
         (a split, the end of the run) can look at that queue.
         """
-        running, limit = self._running, self._settings.consume_timeout_s
         tracing = self._tracer.enabled  # the poll thread's own setting: fixed for the call
+        succeeded: list[tuple[list[MessageExt], int]] = []  # traced together, one append
+        try:
+            self._settle_runs(batches, succeeded if tracing else None)
+        finally:
+            if succeeded:
+                hooks.consumed_ok(self._tracer, self._settings.group, succeeded)
+
+    def _settle_runs(
+        self, batches: list[ConsumeBatch], succeeded: list[tuple[list[MessageExt], int]] | None
+    ) -> None:
+        """:meth:`on_results`' loop; the calls that succeeded whole go to ``succeeded``
+        (with their listener time in ms) unless it is None (tracing is off)."""
+        running, limit = self._running, self._settings.consume_timeout_s
         pq: ProcessQueue | None = None  # the run's process queue
         state: PartitionState | None = None
         acked: list[int] = []  # offsets of the run's successes, not yet released
@@ -153,8 +165,8 @@ class Settlement:
                 continue  # the partition was revoked: its new owner consumes these again
             msgs = batch.messages
             if all_succeeded(status, context.ack_index, len(msgs), context.marked):
-                if tracing:
-                    self._trace(batch, ())
+                if succeeded is not None:
+                    succeeded.append((msgs, _took_ms(batch)))
                 for msg in msgs:
                     acked.append(msg.queue_offset)
                 continue
@@ -200,10 +212,8 @@ class Settlement:
         self, batch: ConsumeBatch, failed: Collection[int], end: float | None = None
     ) -> None:
         """CONSUME events; ``end`` (the consume timeout's now) marks the failures TIME_OUT."""
+        took, group = _took_ms(batch, end), self._settings.group
         timed_out = end is not None
-        start, end = batch.started_at, batch.finished_at if end is None else end
-        took = 0 if start is None or end is None else int((end - start) * 1000)
-        group = self._settings.group
         hooks.consumed(self._tracer, group, batch.messages, failed, took, timed_out, batch.raised)
 
     def _send_back(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
@@ -308,3 +318,9 @@ class Settlement:
                 batch.queue.queue_id,
             )
             self._send_back(batch, msgs, CONSUME_TIMEOUT_LEVEL)
+
+
+def _took_ms(batch: ConsumeBatch, end: float | None = None) -> int:
+    """The listener call's time in ms, until it finished or ``end`` (0 if not known)."""
+    start, end = batch.started_at, batch.finished_at if end is None else end
+    return 0 if start is None or end is None else int((end - start) * 1000)

@@ -139,6 +139,17 @@ def consumed(
     return _consume_events(head, ok, bad, msgs, failed, reconsumes)
 
 
+def consumed_ok(
+    who: bytes, at_ms: int, group: str, calls: Iterable[tuple[Sequence[MessageExt], int]]
+) -> list[bytes]:
+    """The CONSUME events of listener calls that succeeded whole at ``at_ms``, each
+    ``(msgs, duration_ms)`` (see :func:`consumed`)."""
+    events: list[bytes] = []
+    for msgs, duration_ms in calls:
+        events += consumed(who, at_ms, group, msgs, (), "RECONSUME_LATER", duration_ms, None)
+    return events
+
+
 def consume_events(
     head: bytes,
     ok: bytes,

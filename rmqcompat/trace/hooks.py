@@ -67,6 +67,16 @@ def consumed(
     )
 
 
+def consumed_ok(
+    tracer: Tracer, group: str, calls: Sequence[tuple[Sequence[MessageExt], int]]
+) -> None:
+    """Listener calls on these messages succeeded whole, each ``(msgs, duration_ms)``:
+    their CONSUME events (SUCCESS), with one append for all of them."""
+    events = tracer.events
+    count = sum(len(msgs) for msgs, _ in calls)
+    tracer.sink.defer(bulk.consumed_ok, (events.who, events.clock(), group, calls), count)
+
+
 def settled_back(
     tracer: Tracer,
     msg: MessageExt,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from confluent_kafka import KafkaError
+from unit_fakes import ListSink
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.dispatch import ConsumeBatch
@@ -12,6 +13,7 @@ from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.settlement import Settlement
 from rmqcompat.message import MessageExt, MessageQueue
+from rmqcompat.trace import Emitter, Tracer
 
 TOO_LARGE = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "too large")
 BUSY = KafkaError(KafkaError.REQUEST_TIMED_OUT, "timed out")
@@ -124,3 +126,40 @@ def test_interleaved_results_release_each_partition_and_send_back_only_the_failu
     assert len(sink.topics) == 1  # the one failure, sent back once
     assert revoked.pq.count == 1 and revoked.consume_ok == 0
     assert settlement.running() == 0 and p0.pq.commit_offset() == 4
+
+
+def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append():
+    settings = ConsumerSettings("g", ClientConfig("127.0.0.1:1"))
+    partitions = Partitions(settings, lambda offsets, asynchronous: None)
+    partitions.add(KEY, MessageQueue("T", 0), 0)
+    state = partitions.get(KEY)
+    traces = ListSink()
+    tracer = Tracer(traces, Emitter("c", "", lambda: 1))
+    sendback = SendBack(
+        Sink({"retry": None, "dlq": None}), settings.retry_policy(), "", tracer=tracer
+    )
+    settlement = Settlement(settings, sendback, partitions, Pool(), lambda: 0.0)
+    batches = []
+    for offset, status in enumerate(["ok", "ok", "later", "ok"]):
+        state.pq.add(offset, 1)
+        batch = ConsumeBatch(
+            KEY, state.queue, state.pq, [MessageExt("T", b"x", f"m{offset}", 0, offset, 0, 0)]
+        )
+        batch.status = (
+            ConsumeConcurrentlyStatus.RECONSUME_LATER
+            if status == "later"
+            else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        )
+        batch.context = ConsumeConcurrentlyContext(state.queue)
+        batches.append(batch)
+    settlement.track(batches)
+    settlement.on_results(batches)
+    consumed = [e for e in traces.events if e["event"] == "CONSUME"]
+    assert sorted((e["msg_id"], e["status"]) for e in consumed) == [
+        ("m0", "SUCCESS"),
+        ("m1", "SUCCESS"),
+        ("m2", "RECONSUME_LATER"),
+        ("m3", "SUCCESS"),
+    ]
+    # the three successes in one append, the failure in its own, its send-back in another
+    assert traces.appends == 3

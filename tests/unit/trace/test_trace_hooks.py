@@ -147,6 +147,19 @@ def test_published_timer_message_is_due_at_its_delivery_time() -> None:
     assert sink.events[0]["due_ms"] == 99_000
 
 
+def test_calls_that_succeeded_are_traced_in_one_append_with_their_own_durations() -> None:
+    tracer, sink = _tracer()
+    first = [MessageExt("Orders", b"", f"A{i}", 0, i, 1, 1) for i in range(2)]
+    second = [MessageExt("Orders", b"", "B0", 1, 9, 1, 1, 4)]
+    hooks.consumed_ok(tracer, "G", [(first, 3), (second, 8)])
+    assert sink.appends == 1
+    seen = [(e["msg_id"], e["status"], e["duration_ms"], e["reconsume_times"]) for e in sink.events]
+    assert seen == [("A0", "SUCCESS", 3, 0), ("A1", "SUCCESS", 3, 0), ("B0", "SUCCESS", 8, 4)]
+    assert {(e["event"], e["group"], e["timestamp_ms"]) for e in sink.events} == {
+        ("CONSUME", "G", 1_000)
+    }
+
+
 def test_consumed_marks_failed_indexes_and_timeouts() -> None:
     tracer, sink = _tracer()
     msgs = [MessageExt("Orders", b"", f"ID{i}", 0, i, 1, 1) for i in range(3)]
