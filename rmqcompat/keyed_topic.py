@@ -18,8 +18,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka import Message as KafkaMessage
 
-from rmqcompat.consumer.membership import with_retries
 from rmqcompat.fetch import fetch
+from rmqcompat.lookups import with_retries
 
 #: Records taken per fetch.
 _BATCH = 500

@@ -14,10 +14,8 @@ fails, and a partition the consumer did not register would be fetched and ignore
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import partial
-from typing import TypeVar
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaException, TopicPartition
 
@@ -34,6 +32,7 @@ from rmqcompat.consumer.positions import (
 )
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.subscriptions import Subscriptions
+from rmqcompat.lookups import with_retries
 from rmqcompat.message import MessageQueue
 from rmqcompat.wire import Key
 
@@ -42,14 +41,6 @@ _log = logging.getLogger("rmqcompat.consumer")
 METADATA_TIMEOUT_S = 30.0
 #: a periodic rediscovery must not hold up the poll loop for long; it retries next round
 DISCOVERY_TIMEOUT_S = 1.0
-#: Offset lookups (committed offsets, watermarks) are asked this often before the consumer
-#: lets librdkafka pick the start; with the pauses below that is about 3 s of retries
-#: (Apache Kafka took over 0.6 s to serve ListOffsets for a topic it had just created).
-LOOKUP_ATTEMPTS = 6
-#: Pause before the n-th retry: n x this.
-_RETRY_PAUSE_S = 0.2
-
-_T = TypeVar("_T")
 
 
 class Membership:
@@ -266,25 +257,6 @@ def _watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
         lambda: consumer.get_watermark_offsets(tp, METADATA_TIMEOUT_S, cached=False),
     )
     return low, high
-
-
-def with_retries(what: str, lookup: Callable[[], _T]) -> _T:
-    """``lookup()``, tried up to :data:`LOOKUP_ATTEMPTS` times (raises when all fail).
-
-    Apache Kafka answers NOT_LEADER_FOR_PARTITION for a moment after a topic was created
-    even once its metadata names a leader (seen in the consume benchmark's first lookup);
-    a timed-out lookup may also succeed the next time.
-    """
-    attempt = 1
-    while True:
-        try:
-            return lookup()
-        except KafkaException as exc:
-            if attempt >= LOOKUP_ATTEMPTS:
-                raise
-            _log.warning("%s failed (attempt %d): %s", what, attempt, exc)
-            time.sleep(_RETRY_PAUSE_S * attempt)
-            attempt += 1
 
 
 def _offset_at_time(consumer: Consumer, tp: TopicPartition, stamp_ms: int) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from rmqcompat import lookups
 from rmqcompat.consumer import membership
 
 NOT_LEADER = KafkaException(KafkaError(KafkaError.NOT_LEADER_FOR_PARTITION))
@@ -30,19 +31,19 @@ class FlakyClient:
 
 @pytest.fixture(autouse=True)
 def _no_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(membership, "_RETRY_PAUSE_S", 0.0)
+    monkeypatch.setattr(lookups, "_RETRY_PAUSE_S", 0.0)
 
 
 def test_watermarks_are_retried_while_the_leader_is_not_ready() -> None:
-    client = FlakyClient(failures=membership.LOOKUP_ATTEMPTS - 1)
+    client = FlakyClient(failures=lookups.LOOKUP_ATTEMPTS - 1)
 
     assert membership._watermarks(client, TopicPartition("T", 0)) == (0, 7)  # type: ignore[arg-type]
-    assert client.calls == membership.LOOKUP_ATTEMPTS
+    assert client.calls == lookups.LOOKUP_ATTEMPTS
 
 
 def test_watermarks_give_up_after_the_last_attempt() -> None:
-    client = FlakyClient(failures=membership.LOOKUP_ATTEMPTS)
+    client = FlakyClient(failures=lookups.LOOKUP_ATTEMPTS)
 
     with pytest.raises(KafkaException):
         membership._watermarks(client, TopicPartition("T", 0))  # type: ignore[arg-type]
-    assert client.calls == membership.LOOKUP_ATTEMPTS
+    assert client.calls == lookups.LOOKUP_ATTEMPTS
