@@ -1,18 +1,8 @@
 # The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
+# Each function has exactly the signature of its pure-Python reference.
 
-from collections.abc import Collection, Sequence
+from rmqcompat.trace.batch import pack_events as pack_events
+from rmqcompat.trace.bulk import consume_events as consume_events
+from rmqcompat.wire import decode_well_formed
 
-from rmqcompat.message import MessageExt
-
-def decode_headers(headers: object) -> dict[str, str] | None: ...
-def consume_events(
-    head: bytes,
-    ok: bytes,
-    bad: bytes,
-    msgs: Sequence[MessageExt],
-    failed: Collection[int],
-    reconsumes: Sequence[int] | None,
-) -> list[bytes]: ...
-def pack_events(
-    events: Sequence[bytes], header: bytes, max_events: int, max_bytes: int
-) -> list[tuple[bytes, int]]: ...
+decode_headers = decode_well_formed
