@@ -33,7 +33,7 @@ from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import UNIQ_KEY
 from rmqcompat.topics.delay_levels import DelayLevels
-from rmqcompat.trace import Tracer, hooks
+from rmqcompat.trace import Tracer, bulk, hooks
 from rmqcompat.wire import KafkaRecord, Key
 
 log = logging.getLogger(__name__)
@@ -168,32 +168,37 @@ class ForwardLoop:
         tracing = tracer.enabled
         recalled = self._recalls.recalled.ids if self._recalls is not None else {}
         late: list[float] = []  # lateness of the records forwarded here, observed at the end
-        while held and not self.stopping:
-            now = clock()
-            msg, headers = held.head()
-            plan = plan_read(msg, headers, delay_ms, now)
-            if isinstance(plan, Forward):
-                if recalled and plan.properties.get(UNIQ_KEY) in recalled:
-                    offset = msg.offset()
-                    if offset is not None:  # always set on a fetched record
-                        lane.state.remove(offset)
-                    log.info("recalled %s dropped", plan.properties.get(UNIQ_KEY))
-                elif plan.hop:
-                    send(lane, msg, plan.record, "hops")
+        traced: list[bulk.Forwarded] = []  # their FORWARD events, handed over at the end
+        trace_clock = tracer.events.clock
+        try:
+            while held and not self.stopping:
+                now = clock()
+                msg, headers = held.head()
+                plan = plan_read(msg, headers, delay_ms, now)
+                if isinstance(plan, Forward):
+                    if recalled and plan.properties.get(UNIQ_KEY) in recalled:
+                        offset = msg.offset()
+                        if offset is not None:  # always set on a fetched record
+                            lane.state.remove(offset)
+                        log.info("recalled %s dropped", plan.properties.get(UNIQ_KEY))
+                    elif plan.hop:
+                        send(lane, msg, plan.record, "hops")
+                    else:
+                        late.append(max(0, now - plan.due_ms) / 1000)
+                        send(lane, msg, plan.record, "forwarded")
+                        if tracing:
+                            traced.append((trace_clock(), msg, plan.properties, plan.due_ms))
+                elif isinstance(plan, Wait):
+                    self._wait(key, plan.due_ms, part)
+                    break
                 else:
-                    late.append(max(0, now - plan.due_ms) / 1000)
-                    send(lane, msg, plan.record, "forwarded")
+                    log.warning("quarantining %s[%s]@%s: %s", *key, msg.offset(), plan.reason)
+                    send(lane, msg, plan.record, "quarantined")
                     if tracing:
-                        hooks.forwarded(tracer, msg, plan.properties, plan.due_ms)
-            elif isinstance(plan, Wait):
-                self._wait(key, plan.due_ms, part)
-                break
-            else:
-                log.warning("quarantining %s[%s]@%s: %s", *key, msg.offset(), plan.reason)
-                send(lane, msg, plan.record, "quarantined")
-                if tracing:
-                    hooks.quarantined(tracer, msg, plan.reason)
-            held.popleft()
+                        hooks.quarantined(tracer, msg, plan.reason)
+                held.popleft()
+        finally:  # what was forwarded is traced, even if a send raised
+            hooks.forwarded(tracer, traced)
         self._metrics.lateness.observe_all(late)
         if part.paused and held.may_resume:
             self._resume(key, part)

@@ -249,37 +249,43 @@ def _int_property(properties: Mapping[str, str], name: str) -> int | None:
     return int(text) if text is not None and text.lstrip("-").isdigit() else None
 
 
-def forwarded(
+#: A forwarded record: ``(at_ms, parked source, its parsed properties, due_ms)``.
+Forwarded = tuple[int, KafkaRecord, Mapping[str, str], int]
+
+
+def forwarded(who: bytes, records: Iterable[Forwarded]) -> list[bytes]:
+    """The FORWARD events of parked records forwarded (see
+    :func:`rmqcompat.trace.hooks.forwarded`)."""
+    return [_forward_event(who, *record) for record in records]
+
+
+def _forward_event(
     who: bytes, at_ms: int, source: KafkaRecord, properties: Mapping[str, str], due_ms: int
-) -> list[bytes]:
-    """The FORWARD event of parked ``source`` (see :func:`rmqcompat.trace.hooks.forwarded`),
-    delivered at ``at_ms``."""
+) -> bytes:
     partition, offset = source.partition() or 0, source.offset() or 0
     physical = source.topic() or ""
     real_topic = properties.get(props.REAL_TOPIC, "")
     msg_id = properties.get(props.UNIQ_KEY) or offset_message_id(physical, partition, offset)
-    return [
-        b"".join(
-            (
-                _KIND["FORWARD"],
-                _long(at_ms),
-                who,
-                _NULL,  # group
-                _repeating(properties.get(props.RETRY_TOPIC, real_topic)),
-                _repeating(physical),
-                _SOME + _int(partition),
-                _SOME + _long(offset),
-                _str(msg_id),
-                _some_str(properties.get(_ORIGIN)),
-                b"\x00\x00\x00\x00",  # tags, keys, status, duration
-                _some_int(_int_property(properties, props.RECONSUME_TIME)),
-                _some_int(_int_property(properties, props.DELAY)),
-                _SOME + _long(due_ms),
-                _repeating(real_topic),
-                b"\x00\x00",  # born time, reason
-            )
+    return b"".join(
+        (
+            _KIND["FORWARD"],
+            _long(at_ms),
+            who,
+            _NULL,  # group
+            _repeating(properties.get(props.RETRY_TOPIC, real_topic)),
+            _repeating(physical),
+            _SOME + _int(partition),
+            _SOME + _long(offset),
+            _str(msg_id),
+            _some_str(properties.get(_ORIGIN)),
+            b"\x00\x00\x00\x00",  # tags, keys, status, duration
+            _some_int(_int_property(properties, props.RECONSUME_TIME)),
+            _some_int(_int_property(properties, props.DELAY)),
+            _SOME + _long(due_ms),
+            _repeating(real_topic),
+            b"\x00\x00",  # born time, reason
         )
-    ]
+    )
 
 
 def replayed(

@@ -13,7 +13,7 @@ built here: the call takes the time and hands its values to the sink with one ap
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from rmqcompat import parking
 from rmqcompat import properties as props
@@ -98,13 +98,12 @@ def settled_back(
     tracer.emit(event)
 
 
-def forwarded(
-    tracer: Tracer, source: KafkaRecord, properties: Mapping[str, str], due_ms: int
-) -> None:
-    """The forwarder produced parked ``source`` (whose parsed headers are ``properties``)
-    to its real topic, or to its next level."""
-    events = tracer.events
-    tracer.sink.defer(bulk.forwarded, (events.who, events.clock(), source, properties, due_ms), 1)
+def forwarded(tracer: Tracer, records: Sequence[bulk.Forwarded]) -> None:
+    """The forwarder produced these parked records, each ``(at_ms, source, properties,
+    due_ms)`` (``properties``: its parsed headers), to their real topics: one append for
+    all of them."""
+    if records:
+        tracer.sink.defer(bulk.forwarded, (tracer.events.who, records), len(records))
 
 
 def quarantined(tracer: Tracer, source: KafkaRecord, reason: str, group: str | None = None) -> None:

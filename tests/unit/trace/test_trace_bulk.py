@@ -133,7 +133,7 @@ def _parked(partition: int, offset: int) -> SimpleNamespace:
 def test_forwarded_is_the_emitters_forward_event(
     properties: dict[str, str], partition: int, offset: int, due: int
 ) -> None:
-    encoded = bulk.forwarded(_EMITTER.who, 9, _parked(partition, offset), properties, due)  # type: ignore[arg-type]
+    encoded = bulk.forwarded(_EMITTER.who, [(9, _parked(partition, offset), properties, due)])  # type: ignore[list-item]
     event = decode(encoded[0])
     real = properties.get(props.REAL_TOPIC, "")
     assert (event["topic"], event["target_topic"]) == (

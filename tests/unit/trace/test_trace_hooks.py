@@ -99,7 +99,7 @@ def test_forwarded_reads_ids_and_counts_from_the_parked_properties() -> None:
         props.ORIGIN_MESSAGE_ID: "ID0",
         props.DELAY: "6",
     }
-    hooks.forwarded(tracer, _Record(props.to_headers(properties)), properties, 990)
+    hooks.forwarded(tracer, [(1, _Record(props.to_headers(properties)), properties, 990)])
     (event,) = sink.events
     assert (event["msg_id"], event["topic"], event["target_topic"]) == ("ID", "Orders", "%RETRY%G")
     assert (event["reconsume_times"], event["delay_level"], event["due_ms"]) == (3, 6, 990)
