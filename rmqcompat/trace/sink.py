@@ -44,6 +44,8 @@ _log = logging.getLogger("rmqcompat.trace")
 DEFAULT_CAPACITY = 20_000
 #: Encodes deferred events on the sink's thread: ``write(*args)`` is their encodings.
 Write = Callable[..., Iterable[bytes]]
+#: What a ``write`` raises for values it cannot encode (the events are dropped, counted).
+ENCODING_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError)
 #: A buffered entry: ``(write, args, events)``.
 _Entry = tuple[Write, tuple[Any, ...], int]
 #: The longest the sink thread waits between two passes (a delivery report ends it sooner).
@@ -307,7 +309,7 @@ class KafkaTraceSink:
                 since_poll = 0
             try:
                 encodings += list(write(*args))  # all of the entry's events, or none
-            except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+            except ENCODING_ERRORS as exc:
                 _log.warning("%d trace events not encodable, dropped: %s", events, exc)
                 self._count_failed(events)
         return encodings

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import pytest
 from unit_fakes import ListSink
 
 from rmqcompat import parking
@@ -11,7 +13,7 @@ from rmqcompat import properties as props
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.delay_levels import DelayLevels
-from rmqcompat.trace import Emitter, Tracer, hooks
+from rmqcompat.trace import Emitter, Tracer, bulk, decode, hooks
 from rmqcompat.wire import OutgoingRecord
 
 
@@ -180,3 +182,45 @@ def test_consumed_marks_a_raising_listeners_failures_exception() -> None:
     hooks.consumed(tracer, "G", msgs, {0, 1}, 3, raised=True)
     hooks.consumed(tracer, "G", msgs, (), 3, raised=False)
     assert [e["status"] for e in sink.events] == ["EXCEPTION", "EXCEPTION", "SUCCESS", "SUCCESS"]
+
+
+class _HandOvers:
+    """A sink that keeps what the data path hands over, without encoding it."""
+
+    enabled = True
+
+    def __init__(self) -> None:
+        self.deferred: list[tuple[Any, tuple[Any, ...], int]] = []
+
+    def defer(self, write: Any, args: tuple[Any, ...], events: int) -> None:
+        self.deferred.append((write, args, events))
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+def test_consume_events_are_encoded_at_once_with_the_core_and_later_without(
+    monkeypatch: pytest.MonkeyPatch, at_once: bool
+) -> None:
+    monkeypatch.setattr(hooks, "ENCODE_CONSUME_AT_ONCE", at_once)
+    sink = _HandOvers()
+    tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
+    msgs = [MessageExt("Orders", b"", f"ID{i}", 0, i, 1, 1) for i in range(2)]
+    hooks.consumed_ok(tracer, "G", [(msgs, 3)])
+    ((write, args, count),) = sink.deferred
+    assert count == 2
+    encoded = list(write(*args))
+    assert [decode(e)["msg_id"] for e in encoded] == ["ID0", "ID1"]
+    assert (write is bulk.consumed_ok) is not at_once  # at once: only bytes are kept
+
+
+def test_a_call_that_cannot_be_encoded_at_once_goes_to_the_sink_to_be_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(hooks, "ENCODE_CONSUME_AT_ONCE", True)
+    sink = _HandOvers()
+    tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
+    beyond_a_long = MessageExt("Orders", b"", "ID", 0, 2**70, 1, 1)
+    hooks.consumed(tracer, "G", [beyond_a_long], (), 1)  # never raises into the data path
+    ((write, args, count),) = sink.deferred
+    assert (write, count) == (bulk.consumed, 1)  # the sink's thread fails it, drops, counts
+    with pytest.raises(OverflowError):
+        write(*args)
