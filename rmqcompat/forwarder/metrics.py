@@ -58,6 +58,12 @@ class ForwarderMetrics:
             ["level"],
             registry=r,
         )
+        self.recalled = Counter(
+            "rmqcompat_forwarder_recalled",
+            "Parked records dropped because their send was recalled (RocketMQ 5 recall)",
+            ["level"],
+            registry=r,
+        )
         self.undeliverable = Counter(
             "rmqcompat_forwarder_undeliverable",
             "Records the broker refused for good (missing topic, not authorised, too large); "

@@ -181,6 +181,7 @@ class ForwardLoop:
                         if offset is not None:  # always set on a fetched record
                             lane.state.remove(offset)
                         log.info("recalled %s dropped", plan.properties.get(UNIQ_KEY))
+                        self._metrics.recalled.labels(lane.label).inc()
                     elif plan.hop:
                         send(lane, msg, plan.record, "hops")
                     else:

@@ -102,7 +102,7 @@ LEVELS = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
 def test_a_delay_message_recalled_before_its_time_is_never_delivered(
     producer, start_forwarder, kafka_bootstrap, namespace, client_overrides
 ):
-    start_forwarder(LEVELS)
+    forwarder = start_forwarder(LEVELS)
     due_s = int(time.time()) + 4
     recalled = producer.send(message("Orders", b"recalled", delivery_timestamp=due_s))
     kept = producer.send(message("Orders", b"kept", delivery_timestamp=due_s))
@@ -113,6 +113,14 @@ def test_a_delay_message_recalled_before_its_time_is_never_delivered(
     assert record.value() == b"kept"
     time.sleep(1.5)  # both hops of the recalled message are long past
     assert [r.value() for r in _read(kafka_bootstrap, namespace, client_overrides)] == [b"kept"]
+    recalled_total = sum(
+        sample.value
+        for family in forwarder.metrics.registry.collect()
+        if family.name == "rmqcompat_forwarder_recalled"
+        for sample in family.samples
+        if sample.name.endswith("_total")
+    )
+    assert recalled_total == 1  # dropped once, and counted
 
 
 def test_a_recall_survives_a_forwarder_restart(
