@@ -74,6 +74,16 @@ class Membership:
         #: (orderly consumption waits there for their running listener calls to end).
         self.before_revoke: Callable[[list[Key]], None] = lambda keys: None
 
+    def subscribe(self, consumer: Consumer) -> None:
+        """CLUSTERING: join the group for the subscribed topics; called again, rejoin it
+        (a rebalance whose leader reads the topics' metadata afresh)."""
+        consumer.subscribe(
+            self._subs.physical_topics(),
+            on_assign=self.on_assign,
+            on_revoke=self.on_revoke,
+            on_lost=self.on_lost,
+        )
+
     def on_assign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         try:
             positions = self.begin(consumer, tps, _stored(consumer, tps))
