@@ -231,7 +231,7 @@ class DefaultMQPushConsumer(Lifecycle):
 
         def check() -> None:
             if watch.due():
-                membership.subscribe(consumer)
+                membership.rejoin(consumer)
 
         return check
 

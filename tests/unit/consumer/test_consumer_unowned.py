@@ -134,3 +134,31 @@ def test_a_closed_watch_lets_its_admin_client_go_and_asks_nothing():
         clock.now += 10.0
         assert not watch.due()
     assert admin.asked == 0
+
+
+class _Consumer:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def unsubscribe(self) -> None:
+        self.calls.append(("unsubscribe", []))
+
+    def subscribe(self, topics: list[str], **_callbacks: Any) -> None:
+        self.calls.append(("subscribe", topics))
+
+
+def test_rejoining_leaves_the_group_before_subscribing_again():
+    """librdkafka ignores a subscribe to the topics it has already: no rebalance."""
+    from rmqcompat.config import ClientConfig
+    from rmqcompat.consumer.membership import Membership
+    from rmqcompat.consumer.partitions import Partitions
+    from rmqcompat.consumer.settings import ConsumerSettings
+    from rmqcompat.consumer.subscriptions import Subscriptions
+
+    settings = ConsumerSettings("g", ClientConfig("127.0.0.1:1"))
+    subs = Subscriptions("g", "")
+    subs.add("Orders", "*")
+    membership = Membership(settings, subs, Partitions(settings, lambda o, a: None), True)
+    consumer = _Consumer()
+    membership.rejoin(consumer)  # type: ignore[arg-type]
+    assert consumer.calls == [("unsubscribe", []), ("subscribe", subs.physical_topics())]
