@@ -24,7 +24,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+import traceback
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,9 +112,42 @@ def child(bootstrap: str, namespace: str, log_path: str, overrides: str) -> None
     )
     consumer.subscribe(TOPIC)
     consumer.register_message_listener(listener)
+    # blocked before the consumer's threads start (they inherit it), so sigwait gets it
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     consumer.start()
-    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    while signal.sigwait({signal.SIGTERM, signal.SIGINT, signal.SIGUSR1}) == signal.SIGUSR1:
+        _dump(consumer)
     consumer.shutdown()
+
+
+def _dump(consumer: Any) -> None:
+    """On SIGUSR1: the consumer's partitions (paused, in flight, span, committed), its
+    send-backs awaiting a delivery report and where each thread is (the poll thread's
+    stack in full), to stderr: what a stalled run's consumer is waiting for."""
+    out = [f"=== {time.strftime('%H:%M:%S')} pid {os.getpid()}: partitions"]
+    try:
+        stats = consumer.stats()
+    except RuntimeError as exc:  # the poll thread changed the assignment meanwhile
+        stats = {("unavailable", -1): {"error": str(exc)}}
+    out += [f"  {topic}[{partition}]: {row}" for (topic, partition), row in stats.items()]
+    settlement = getattr(getattr(consumer, "_service", None), "settlement", None)
+    if settlement is not None:
+        out.append(
+            f"  running batches {settlement.running()}, "
+            f"send-backs awaiting a report {settlement.pending_sendbacks}"
+        )
+    frames = sys._current_frames()  # the other threads' innermost frames
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1)
+        if frame is None or thread is threading.current_thread():
+            continue
+        stack = traceback.extract_stack(frame)
+        if thread.name.startswith("rmqcompat-poll"):
+            out.append(f"  {thread.name}:\n" + "".join(traceback.format_list(stack[-8:])))
+        else:
+            top = stack[-1]
+            out.append(f"  {thread.name}: {top.filename}:{top.lineno} {top.name}")
+    print("\n".join(out), file=sys.stderr, flush=True)
 
 
 def _fails(msg: Any) -> bool:

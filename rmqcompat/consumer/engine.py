@@ -51,6 +51,7 @@ class Engine:
         clock: Callable[[], float] = time.monotonic,
         reconcile: Callable[[], None] = lambda: None,
         rediscover: Callable[[], None] | None = None,
+        rejoin: Callable[[], None] | None = None,
         tracer: Tracer | None = None,
     ) -> None:
         self.settings = settings
@@ -63,6 +64,7 @@ class Engine:
         self._reconcile = reconcile  # after an error raised out of a rebalance callback
         self._rediscover = rediscover  # BROADCASTING: pick up partitions created since
         self._next_discovery = clock() + settings.broadcast_rediscover_interval_s
+        self._rejoin = rejoin  # CLUSTERING: rejoins when a partition stays unowned
         self._timers = Timers(clock)  # quarantine produces to try again
         self._stopping = threading.Event()
         self._next_commit = clock() + settings.persist_consumer_offset_interval
@@ -142,6 +144,8 @@ class Engine:
         if self._rediscover is not None and now >= self._next_discovery:
             self._rediscover()
             self._next_discovery = self._clock() + self.settings.broadcast_rediscover_interval_s
+        if self._rejoin is not None:
+            self._rejoin()  # timed by itself
 
     def _drain(self) -> None:
         """Stop fetching, let running listeners and send-backs finish, then commit."""

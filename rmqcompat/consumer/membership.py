@@ -65,6 +65,24 @@ class Membership:
         #: (orderly consumption waits there for their running listener calls to end).
         self.before_revoke: Callable[[list[Key]], None] = lambda keys: None
 
+    def subscribe(self, consumer: Consumer) -> None:
+        """CLUSTERING: join the group for the subscribed topics."""
+        consumer.subscribe(
+            self._subs.physical_topics(),
+            on_assign=self.on_assign,
+            on_revoke=self.on_revoke,
+            on_lost=self.on_lost,
+        )
+
+    def rejoin(self, consumer: Consumer) -> None:
+        """CLUSTERING: leave the group and join it again, so that it rebalances and its
+        leader reads the topics' metadata afresh. This member's partitions are revoked
+        (committed) and assigned again. librdkafka ignores a subscribe to the topics it
+        is subscribed to already: measured, no rebalance followed."""
+        _log.info("group %s: rejoining", self._group)
+        consumer.unsubscribe()
+        self.subscribe(consumer)
+
     def on_assign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         try:
             positions = self.begin(consumer, tps, _stored(consumer, tps))

@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer
+from confluent_kafka.admin import AdminClient
 
 from rmqcompat.broker_contact import BrokerContact
 from rmqcompat.config import ClientConfig
@@ -32,11 +33,13 @@ from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import RecordSink, SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.subscriptions import Subscriptions
+from rmqcompat.consumer.unowned import UnownedWatch
 from rmqcompat.consumer.wiring import (
     commit_writer,
     consumer_config,
     file_writer,
     internal_topology,
+    kafka_group_id,
     producer_config,
 )
 from rmqcompat.errors import ClientStateError, RmqCompatError
@@ -153,6 +156,7 @@ class DefaultMQPushConsumer(Lifecycle):
         self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None
         self._service: ConsumeService | None = None
+        self._unowned: UnownedWatch | None = None
         self._error: BaseException | None = None
         self._contact: BrokerContact | None = None
         self._state = "created"
@@ -207,6 +211,7 @@ class DefaultMQPushConsumer(Lifecycle):
             partitions,
             reconcile=lambda: membership.reconcile(consumer),
             rediscover=(lambda: membership.rediscover(consumer)) if s.broadcasting else None,
+            rejoin=None if s.broadcasting else self._rejoin_check(consumer, membership),
             tracer=self.tracer,
         )
         self._thread = threading.Thread(
@@ -215,6 +220,20 @@ class DefaultMQPushConsumer(Lifecycle):
         self._state = "started"
         self.tracer.start()
         self._thread.start()
+
+    def _rejoin_check(self, consumer: Consumer, membership: Membership) -> Callable[[], None]:
+        """CLUSTERING: rejoin the group when a subscribed partition stays unowned
+        (:mod:`rmqcompat.consumer.unowned`)."""
+        s = self.settings
+        admin = AdminClient(s.client.librdkafka("admin"))
+        watch = UnownedWatch(admin, kafka_group_id(s), self._subs.physical_topics(), time.monotonic)
+        self._unowned = watch
+
+        def check() -> None:
+            if watch.due():
+                membership.rejoin(consumer)
+
+        return check
 
     def _consume_service(
         self, sink: RecordSink, partitions: Partitions, membership: Membership
@@ -247,12 +266,7 @@ class DefaultMQPushConsumer(Lifecycle):
             consumer = Consumer(config)
             partitions = Partitions(s, commit_writer(consumer), self._orderly)
             m = Membership(s, self._subs, partitions, incremental)
-            consumer.subscribe(
-                self._subs.physical_topics(),
-                on_assign=m.on_assign,
-                on_revoke=m.on_revoke,
-                on_lost=m.on_lost,
-            )
+            m.subscribe(consumer)
         self._consumer = consumer
         return consumer, partitions, m
 
@@ -308,6 +322,8 @@ class DefaultMQPushConsumer(Lifecycle):
             self._consumer.close()
         if self._service is not None:
             self._service.shutdown()
+        if self._unowned is not None:
+            self._unowned.close()
         self.tracer.close()
         if self._error is not None:
             raise ConsumerFailedError(

@@ -14,6 +14,7 @@ not committed). Figures are printed: run with ``-s`` to see them.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 from audit_checker import check_trace
 from cluster_helpers import committed_and_ends, leader_of, restore
+from confluent_kafka import KafkaException
 from consumer_helpers import read_records
 from health_watch import HealthWatch, healthy
 from ladder_scenario import (
@@ -42,6 +44,7 @@ from ladder_scenario import (
 from rmqcompat.config import ClientConfig
 from rmqcompat.devbroker import DevCluster
 from rmqcompat.dlq.ledger import read_ledger
+from rmqcompat.forwarder.settings import forwarder_group
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import dlq_topic, kafka_group_id, retry_topic, to_kafka_topic
 from rmqcompat.wire import offset_message_id
@@ -105,6 +108,13 @@ class Run:
     def level_leader(self) -> int:
         return leader_of(self.bootstrap, to_kafka_topic(FIRST_RETRY_LEVEL, self.namespace))
 
+    def wait_for(self, predicate: Callable[[], bool], what: str) -> float:
+        """:func:`ladder_scenario.wait_for`; giving up, it says where things stand."""
+        try:
+            return wait_for(predicate, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; {_where_they_stand(self)}") from None
+
 
 @pytest.fixture
 def run(
@@ -136,7 +146,7 @@ def test_leader_of_a_level_partition_sigkilled_while_forwarding(run: Run) -> Non
         node = run.cluster.node(run.level_leader())
         node.kill()
         before = run.succeeded()
-        wait_for(lambda: run.succeeded() >= before + RESUMED, "the ladder without the node")
+        run.wait_for(lambda: run.succeeded() >= before + RESUMED, "the ladder without the node")
         node.start()
 
     _scenario(run, fault, "leader of a level partition SIGKILLed, restarted", BROKER_FAULT_BOUND)
@@ -182,23 +192,20 @@ def _scenario(run: Run, fault: Callable[[], None], name: str, bound: int) -> Non
     watch = HealthWatch(run.processes.health_ports)
     watch.start()
     produce(run.bootstrap, run.namespace)
-    wait_for(lambda: run.succeeded() >= MESSAGES // 3, "a third of the messages")
+    run.wait_for(lambda: run.succeeded() >= MESSAGES // 3, "a third of the messages")
     before = run.succeeded()
     fault_at = time.monotonic()
     try:
         fault()
-        resumed = wait_for(lambda: run.succeeded() >= before + RESUMED, "the ladder to move on")
+        resumed = run.wait_for(lambda: run.succeeded() >= before + RESUMED, "the ladder to move on")
         stalled = time.monotonic() - fault_at
         # every forwarder running now is healthy again (the figure: how long one was not)
-        wait_for(lambda: all(map(healthy, run.processes.health_ports())), "healthy forwarders")
+        run.wait_for(lambda: all(map(healthy, run.processes.health_ports())), "healthy forwarders")
     finally:
         watch.stop()
-    try:
-        wait_for(lambda: run.history().ladder_done(), "every message settled or dead-lettered")
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}; {_where_they_stand(run)}") from None
+    run.wait_for(lambda: run.history().ladder_done(), "every message settled or dead-lettered")
     replayed = _replay(run)
-    wait_for(lambda: run.history().replay_done(), "the replayed messages")
+    run.wait_for(lambda: run.history().replay_done(), "the replayed messages")
     history = run.history()
     ledger = list(read_ledger(ClientConfig(run.bootstrap, run.namespace)))
     print(
@@ -237,18 +244,37 @@ def _check_ledger(replayed_ids: list[str], dead_letters: dict[str, bytes], repla
 
 
 def _where_they_stand(run: Run) -> str:
-    """Which messages are unsettled, and the group's committed offsets against the ends of
-    the partitions it consumes: a message behind its partition's committed offset was
-    skipped, one ahead of it is still waiting."""
+    """Which messages are unsettled; the committed offsets of the group against the ends
+    of the partitions it consumes (a message behind its partition's committed offset was
+    skipped, one ahead of it is still waiting), and those of the forwarders' group on the
+    level topics; then the end of each child's stderr, where the consumers have just
+    written their partitions' states and their threads' stacks (SIGUSR1)."""
+    for process in run.processes.consumers:
+        process.send_signal(signal.SIGUSR1)
     history = run.history()
     dead = expected_dead()
     unsettled = sorted(set(range(MESSAGES)) - history.succeeded() - set(history.dead_letters))
     waiting = [n for n in unsettled if n not in dead or n not in history.dead_letters]
-    group = kafka_group_id(GROUP, run.namespace)
-    offsets = committed_and_ends(run.bootstrap, group, [f"{run.namespace}.{TOPIC}"])
-    retry = to_kafka_topic(retry_topic(GROUP), run.namespace)
-    offsets += committed_and_ends(run.bootstrap, group, [retry])
-    return f"unsettled: {waiting[:20]} ({len(waiting)}); committed/end: {offsets}"
+    ns = run.namespace
+    consumed = [f"{ns}.{TOPIC}", to_kafka_topic(retry_topic(GROUP), ns)]
+    levels = [to_kafka_topic(t, ns) for t in DelayLevels.parse(DELAY_TABLE).topics()]
+    offsets = []
+    for group, topics in ((kafka_group_id(GROUP, ns), consumed), (forwarder_group(ns), levels)):
+        for topic in topics:
+            try:  # a level topic nothing was parked on is left out
+                found = committed_and_ends(run.bootstrap, group, [topic])
+                offsets += [row for row in found if not row.endswith("=-1001/0")]
+            except (KafkaException, KeyError) as exc:  # a slow broker, a topic not created yet
+                offsets.append(f"{topic}: {exc!r}")
+    time.sleep(2)  # the consumers' SIGUSR1 dumps
+    stderr = "".join(
+        f"\n--- {path.name} (end):\n{_tail(path)}" for path in sorted(run.logs.glob("*.stderr"))
+    )
+    return f"unsettled: {waiting[:20]} ({len(waiting)}); committed/end: {offsets}{stderr}"
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
 
 
 def _replay(run: Run) -> int:
