@@ -25,17 +25,7 @@ _log = logging.getLogger("rmqcompat.consumer")
 #: fetch stays: with a backlog, a resumed partition sat idle for up to a second (measured
 #: in a retry round trip of 100,000 messages: 0.35-0.65 s on average per resume, half of
 #: the run). 10 ms only makes librdkafka look at the queue's length sooner.
-#: A subscribed topic librdkafka was told does not exist is looked up again only at the
-#: next ``topic.metadata.refresh.interval.ms``, 5 minutes by default, and the group's
-#: assignment leaves it out meanwhile. Apache Kafka brokers learn of a new topic one by
-#: one, so one that has not caught up yet says that of the ``%RETRY%`` topic a consumer
-#: has just created: on a loaded three-node cluster no member read it for minutes and
-#: the retry path stalled. 10 s (RocketMQ re-balances every 20 s) also picks up a topic
-#: created after the consumer started; a metadata request per 10 s costs little.
-CONSUMER_DEFAULTS: dict[str, Any] = {
-    "fetch.queue.backoff.ms": 10,
-    "topic.metadata.refresh.interval.ms": 10_000,
-}
+CONSUMER_DEFAULTS: dict[str, Any] = {"fetch.queue.backoff.ms": 10}
 
 
 def kafka_group_id(settings: ConsumerSettings) -> str:
@@ -47,8 +37,7 @@ def consumer_config(settings: ConsumerSettings) -> dict[str, Any]:
     """Start positions are explicit (membership), so ``auto.offset.reset`` only acts when a
     position is out of range (retention, truncation): like RocketMQ on OFFSET_TOO_SMALL,
     continue from the earliest record still stored; "latest" would skip all of them.
-    Flow control pauses and resumes partitions, and subscribed topics are looked up again
-    every 10 s: see :data:`CONSUMER_DEFAULTS`."""
+    Flow control pauses and resumes partitions: see :data:`CONSUMER_DEFAULTS`."""
     group_id = kafka_group_id(settings)
     if settings.broadcasting:
         group_id += ".broadcast"  # never joins: broadcasting consumers assign() themselves

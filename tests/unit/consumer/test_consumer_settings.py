@@ -137,12 +137,3 @@ def test_a_resumed_partition_is_fetched_again_without_librdkafkas_second_of_back
     assert consumer_config(settings)["group.id"] == "g"
     told = ClientConfig("127.0.0.1:1", kafka_config={"fetch.queue.backoff.ms": 250})
     assert consumer_config(ConsumerSettings("g", told))["fetch.queue.backoff.ms"] == 250
-
-
-def test_subscribed_topics_are_looked_up_again_every_10_s_not_librdkafkas_5_minutes():
-    """A topic the consumer was told does not exist (a broker not caught up with its
-    creation) joins the assignment at the next refresh; the user's kafka_config decides."""
-    key = "topic.metadata.refresh.interval.ms"
-    assert consumer_config(ConsumerSettings("g", CLIENT))[key] == 10_000
-    told = ClientConfig("127.0.0.1:1", kafka_config={key: 60_000})
-    assert consumer_config(ConsumerSettings("g", told))[key] == 60_000
