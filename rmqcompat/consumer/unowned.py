@@ -7,9 +7,11 @@ and librdkafka does not notice: its members' own metadata had the topic all alon
 nothing changed for them and no rebalance follows. Nobody reads the topic until the
 group rebalances for another reason. Measured: the ``%RETRY%`` topic of the ladder
 scenario (tests/ladder_scenario.py), created as its two consumers started, was assigned
-to neither of them for minutes, with no error and despite metadata refreshes every 10 s
-(three-node cluster, a node frozen for 2 s while the consumers started: 2 rounds of 10;
-CI saw the same stall on a loaded machine).
+to neither of them for minutes, with no error, even in a round where librdkafka's
+metadata refresh was set to 10 s (three-node cluster, a node frozen for 2 s while the
+consumers started: 2 rounds of 10; CI saw the same stall on a loaded machine). A short
+refresh is not the answer anyway: at 10 s, a SIGKILLed broker made the group rebalance
+every 10 s.
 
 RocketMQ's clients re-balance every 20 s from the full list of members. Here each member
 asks every :data:`CHECK_INTERVAL_S` how its group is assigned and how many partitions its

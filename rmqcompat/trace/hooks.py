@@ -64,7 +64,7 @@ def consumed(
     # a failed message's count goes up if its send-back fails: the events keep this one
     counts = [msg.reconsume_times for msg in msgs] if failed else None
     args = (events.who, events.clock(), group, msgs, failed, late, duration_ms, counts)
-    _consume_events(tracer, bulk.consumed, args, len(msgs))
+    _hand_over_consume_events(tracer, bulk.consumed, args, len(msgs))
 
 
 def consumed_ok(
@@ -74,7 +74,9 @@ def consumed_ok(
     their CONSUME events (SUCCESS), with one append for all of them."""
     events = tracer.events
     count = sum(len(msgs) for msgs, _ in calls)
-    _consume_events(tracer, bulk.consumed_ok, (events.who, events.clock(), group, calls), count)
+    _hand_over_consume_events(
+        tracer, bulk.consumed_ok, (events.who, events.clock(), group, calls), count
+    )
 
 
 #: With the compiled core a CONSUME event is encoded at once, on the calling thread: that
@@ -84,7 +86,9 @@ def consumed_ok(
 ENCODE_CONSUME_AT_ONCE = CORE is not None
 
 
-def _consume_events(tracer: Tracer, write: Write, args: tuple[Any, ...], count: int) -> None:
+def _hand_over_consume_events(
+    tracer: Tracer, write: Write, args: tuple[Any, ...], count: int
+) -> None:
     if ENCODE_CONSUME_AT_ONCE:
         try:
             encoded = write(*args)
