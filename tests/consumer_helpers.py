@@ -81,7 +81,27 @@ def read_records(
     or (no ``count``) until each partition is read to the end it had when reading began
     and at least ``min_s`` passed; never longer than ``max_s``. ``committed`` reads
     read_committed (a reader stops short of an open transaction)."""
-    physical = to_kafka_topic(topic, namespace)
+    return read_kafka_topic(
+        bootstrap,
+        to_kafka_topic(topic, namespace),
+        count=count,
+        min_s=min_s,
+        max_s=max_s,
+        committed=committed,
+    )
+
+
+def read_kafka_topic(
+    bootstrap: str,
+    physical: str,
+    *,
+    count: int | None = None,
+    min_s: float = 0.0,
+    max_s: float = WAIT_S,
+    committed: bool = False,
+) -> list[Any]:
+    """:func:`read_records` of a Kafka topic named as it is on the broker (a topic with no
+    RocketMQ name, such as ``<namespace>.rmq.trace``): assigned, no group joined."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,

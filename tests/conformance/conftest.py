@@ -1,4 +1,4 @@
-"""Fixtures of the conformance suite: Apache RocketMQ for the session, and the runs of the
+"""Fixtures of the conformance suite: Apache RocketMQ for its tests, and the runs of the
 selected scenarios on both systems.
 
 The first test that asks for a result runs every selected scenario at once: each on
@@ -14,6 +14,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,11 @@ import reference5_runner
 import reference_runner
 import rmqcompat5_runner
 import rmqcompat_runner
-from history import history
+from history import compare, history, unused_expectations
 from reference_broker import ReferenceBroker
 from reference_runtime import ReferenceUnavailableError
 from rmqcompat_observer import KafkaSide
+from scenario import Scenario
 from scenarios import BY_NAME
 
 #: Per API, the runner on RocketMQ and the runner on rmqcompat; both return the raw
@@ -42,11 +44,13 @@ DUMP_ENV = "RMQCOMPAT_CONFORMANCE_DUMP"
 PARALLEL_SCENARIOS = 4
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def rocketmq() -> Iterator[ReferenceBroker]:
     """Apache RocketMQ (name server, and the proxy in local mode with its broker) on
-    loopback for this package's tests (stopped when they are done, not kept for the rest
-    of the session). Without Java or Maven the suite is skipped with the reason, except
+    loopback for the module that compares (stopped when its tests are done, not kept for
+    the rest of the session). Module, not package, scope: tests/ has no ``__init__.py``,
+    so pytest's package scope here would be the whole session and both JVMs would load
+    every later test. Without Java or Maven the suite is skipped with the reason, except
     on CI (``CI`` set), where it fails."""
     try:
         broker = ReferenceBroker()
@@ -78,15 +82,26 @@ class Runs:
         if not self._results:
             scheduler = ThreadPoolExecutor(PARALLEL_SCENARIOS)
             for each in self._names:
-                # a namespace each, so a forwarder each: no forwarder group rebalances when
-                # another scenario's forwarder starts or stops
-                namespace = f"conf{uuid.uuid4().hex[:8]}"
-                side = KafkaSide(self._bootstrap, overrides, namespace)
+                side = KafkaSide(self._bootstrap, overrides, _namespace())
                 self._results[each] = scheduler.submit(self._both, each, side)
             scheduler.shutdown(wait=False)
         return self._results[name].result()
 
     def _both(self, name: str, side: KafkaSide) -> tuple[dict[str, Any], dict[str, Any]]:
+        scenario = BY_NAME[name]
+        first = self._once(name, side)
+        if not _unexplained(*first, scenario):
+            return first
+        # On a loaded machine either system can run late: RocketMQ's Java consumer may not
+        # get its queue before the driver's wait ends, its revive service or our checker
+        # may miss the scenario's quiet time. A run with unexplained differences is run
+        # once more on both systems (new names, a new namespace); its second word stands,
+        # so a real difference still shows.
+        return self._once(name, replace(side, namespace=_namespace()))
+
+    def _once(self, name: str, side: KafkaSide) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One run of scenario ``name`` on both systems side by side, with names of its
+        own: (RocketMQ's history, rmqcompat's history)."""
         scenario = BY_NAME[name]
         suffix = uuid.uuid4().hex[:8]
         topic, group = f"T-{name}-{suffix}", f"G-{name}-{suffix}"
@@ -94,13 +109,6 @@ class Runs:
         theirs = self._pool.submit(on_rocketmq, self._broker, scenario, topic, group)
         ours = on_rmqcompat(scenario, side, topic, group)
         reference = theirs.result()
-        if _delivered(history(ours, scenario)) and not _delivered(history(reference, scenario)):
-            # On a loaded machine RocketMQ's Java consumer may not get its queue before the
-            # driver's wait ends: a run that saw nothing at all is run once more (with new
-            # names). Its second word stands, so a real difference still shows.
-            again = f"{name}-again-{suffix}"
-            rerun = on_rocketmq(self._broker, scenario, f"T-{again}", f"G-{again}")
-            reference = _renamed(rerun, {f"T-{again}": topic, f"G-{again}": group})
         _dump(name, {"rocketmq": reference, "rmqcompat": ours})
         return history(reference, scenario), history(ours, scenario)
 
@@ -108,19 +116,19 @@ class Runs:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _renamed(raw: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
-    """``raw`` with every occurrence of each key of ``names`` (a topic or group name, in
-    any value: topics seen, RETRY_TOPIC, %DLQ% names) replaced by its value."""
-    text = json.dumps(raw)
-    for old, new in names.items():
-        text = text.replace(old, new)
-    result: dict[str, Any] = json.loads(text)
-    return result
+def _unexplained(rocketmq: dict[str, Any], ours: dict[str, Any], scenario: Scenario) -> bool:
+    """Whether the test would fail on these histories: a difference no expectation or
+    deviation covers, or an expectation that did not occur."""
+    differences = compare(rocketmq, ours, scenario)
+    return any(d.expected is None and d.deviation is None for d in differences) or bool(
+        unused_expectations(differences, scenario)
+    )
 
 
-def _delivered(observed: dict[str, Any]) -> bool:
-    """Whether a history shows any delivery of any message."""
-    return any(isinstance(h, dict) and h.get("deliveries") for h in observed.values())
+def _namespace() -> str:
+    # a namespace each, so a forwarder each: no forwarder group rebalances when another
+    # scenario's forwarder starts or stops
+    return f"conf{uuid.uuid4().hex[:8]}"
 
 
 def _dump(name: str, raw: dict[str, Any]) -> None:
@@ -130,7 +138,7 @@ def _dump(name: str, raw: dict[str, Any]) -> None:
         Path(folder, f"{name}.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def runs(
     request: pytest.FixtureRequest, rocketmq: ReferenceBroker, kafka_bootstrap: str
 ) -> Iterator[Runs]:

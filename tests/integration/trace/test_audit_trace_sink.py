@@ -3,10 +3,9 @@ several to a record; events the broker refuses are counted, never raised."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from confluent_kafka import Consumer, Message
+from confluent_kafka import Message
+from consumer_helpers import read_kafka_topic
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.message import MessageExt
@@ -17,26 +16,13 @@ from rmqcompat.trace.schema import DROPPED_HEADER
 
 
 def _read_all(client: ClientConfig, topic: str, count: int) -> list[bytes]:
-    """The values of the topic's first ``count`` records (30 s at most)."""
+    """The values of the topic's first ``count`` records."""
     return [record.value() or b"" for record in _read_records(client, topic, count)]
 
 
 def _read_records(client: ClientConfig, topic: str, count: int) -> list[Message]:
-    """The topic's first ``count`` records (30 s at most)."""
-    consumer = Consumer(
-        client.librdkafka(
-            "consumer", **{"group.id": "trace-reader", "auto.offset.reset": "earliest"}
-        )
-    )
-    consumer.subscribe([topic])
-    records: list[Message] = []
-    deadline = time.monotonic() + 30
-    while len(records) < count and time.monotonic() < deadline:
-        record = consumer.poll(0.5)
-        if record is not None and record.error() is None:
-            records.append(record)
-    consumer.close()
-    return records
+    """The topic's first ``count`` records (assigned: no group to join)."""
+    return read_kafka_topic(client.bootstrap_servers, topic, count=count)
 
 
 def test_events_reach_the_trace_topic_decodable(kafka_bootstrap: str, namespace: str) -> None:
