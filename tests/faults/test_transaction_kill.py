@@ -92,7 +92,9 @@ def _run_child(args: list[str]) -> tuple[subprocess.Popen[str], str, bool]:
     return proc, msg_id, in_tx
 
 
-@pytest.fixture(params=["one broker", "three-node cluster"])
+@pytest.fixture(
+    params=["one broker", pytest.param("three-node cluster", marks=pytest.mark.three_node_cluster)]
+)
 def where(request: pytest.FixtureRequest) -> str:
     """The session broker, or the three-node cluster (its transaction topics and Kafka's
     transaction state replicated three times, two in sync)."""
