@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+#: How a history comparison shows a path one side does not have.
+MISSING = "<missing>"
+
 ReplyKind = Literal["success", "later", "exception", "null", "suspend"]
 TransactionAnswer = Literal["commit", "rollback", "unknown", "exception"]
 
@@ -74,16 +77,21 @@ class Expected:
     lands). ``path`` is an fnmatch pattern over the history's flattened paths
     (``k1.dlq.properties.REAL_QID``). With ``lead_s`` (low, high) it covers a time (a gap)
     only when RocketMQ's value exceeds rmqcompat's by low to high seconds: a known,
-    bounded lag of one system, while a difference outside it still shows."""
+    bounded lag of one system, while a difference outside it still shows. With
+    ``rocketmq_extra`` it covers only what RocketMQ has and rmqcompat lacks, and it may
+    not occur at all: something RocketMQ does in a race it sometimes loses."""
 
     path: str
     reason: str
     lead_s: tuple[float, float] | None = None
+    rocketmq_extra: bool = False
 
     def covers(self, path: str, rocketmq: Any, rmqcompat: Any) -> bool:
         """Whether this entry explains the difference at ``path``."""
         if not fnmatch.fnmatch(path, self.path):
             return False
+        if self.rocketmq_extra:
+            return rmqcompat == MISSING and rocketmq != MISSING
         if self.lead_s is None:
             return True
         if not (isinstance(rocketmq, float) and isinstance(rmqcompat, float)):

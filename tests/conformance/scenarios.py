@@ -175,6 +175,21 @@ ORDERLY = (
     ),
 )
 
+#: RocketMQ's check service scans the half messages every check interval (1 s here) and
+#: checks each one it finds no decision for, writing the half back with its check count
+#: + 1; the producer's answer to a check (endTransaction) is a oneway request. When the
+#: next scan comes before that commit was stored, the half is checked again, the
+#: producer answers commit again (the last answer repeats) and RocketMQ delivers the
+#: message twice, the second with TRANSACTION_CHECK_TIMES one higher. Seen on loaded
+#: machines (k3, decided at its second check: CI and a local run, 2026-11-26).
+#: rmqcompat's checker reads the op partition to its end before it checks a half
+#: (rmqcompat/transaction/check_service.py), so a decision it wrote is never asked again.
+_CHECKED_AGAIN_BEFORE_THE_COMMIT = Expected(
+    "k3.deliveries.1.*",
+    "RocketMQ may check a half again before the commit of the previous check is stored, "
+    "and then delivers it twice",
+    rocketmq_extra=True,
+)
 TRANSACTIONS = (
     Scenario(
         "transaction_commit_rollback_checked",
@@ -185,7 +200,7 @@ TRANSACTIONS = (
             "k3": Transaction("unknown", ("unknown", "commit")),
             "k4": Transaction("unknown", ("rollback",)),
         },
-        expected=KAFKA_HEADERS,
+        expected=(*KAFKA_HEADERS, _CHECKED_AGAIN_BEFORE_THE_COMMIT),
     ),
     Scenario(
         "transaction_check_max_reached",

@@ -112,6 +112,21 @@ def test_a_lag_covers_a_gap_only_within_its_window():
     assert unused_expectations(compare(ours, ours, scenario), scenario) == []
 
 
+def test_a_rocketmq_race_covers_only_what_rocketmq_has_more_and_may_not_occur():
+    race = Expected("k1.deliveries.1.*", "checked again", rocketmq_extra=True)
+    scenario = Scenario("s", (Send("k1"),), expected=(race,))
+    once = {"k1": {"deliveries": [{"attempt": 0}]}}
+    twice = {"k1": {"deliveries": [{"attempt": 0}, {"attempt": 1}]}}
+    (extra_on_rocketmq,) = compare(twice, once, scenario)
+    assert extra_on_rocketmq.expected == "checked again"
+    (extra_on_ours,) = compare(once, twice, scenario)
+    assert extra_on_ours.expected is None
+    (other_value,) = compare(twice, {"k1": {"deliveries": [{"attempt": 0}, {"attempt": 2}]}},
+                             scenario)  # fmt: skip
+    assert other_value.expected is None
+    assert unused_expectations(compare(once, once, scenario), scenario) == []
+
+
 def test_a_fifo_history_has_first_arrivals_and_each_groups_order():
     scenario = Scenario(
         "f",
