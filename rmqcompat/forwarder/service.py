@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from confluent_kafka.admin import AdminClient
 from rmqcompat.broker_contact import DEFAULT_BROKER_CONTACT_TIMEOUT_S, BrokerContact
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.config import ClientConfig
+from rmqcompat.consumer.unowned import UnownedWatch
 from rmqcompat.errors import ClientStateError, ConfigError, RmqCompatError
 from rmqcompat.forwarder import settings as fs
 from rmqcompat.forwarder.holding import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_BYTES, HoldLimits
@@ -27,6 +29,7 @@ from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
 from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, level_topic_pattern
+from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import provision_topology
 from rmqcompat.topics.verify_forwarding import unserved_level_topics
@@ -122,6 +125,7 @@ class DelayForwarder(Lifecycle):
         self._clock = clock
         self._loop: ForwardLoop | None = None
         self._consumer: Consumer | None = None
+        self._unowned: UnownedWatch | None = None
         self._server: MetricsServer | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -164,6 +168,10 @@ class DelayForwarder(Lifecycle):
             namespace, group = self.config.namespace, self.group
             self.metrics.watch_unserved(lambda: unserved_level_topics(admin, namespace, group))
             self._loop = self._build_loop()
+            level_topics = [to_kafka_topic(t, namespace) for t in self.config.levels.topics()]
+            self._unowned = UnownedWatch(
+                AdminClient(admin_settings), group, level_topics, time.monotonic
+            )
         except BaseException:
             self.shutdown()
             raise
@@ -184,27 +192,38 @@ class DelayForwarder(Lifecycle):
         loop = ForwardLoop(
             self._consumer, producer, loop_settings, self.metrics, self._clock, self.tracer, recalls
         )
-        self._consumer.subscribe(
+        self._subscribe(self._consumer, loop)
+        return loop
+
+    def _subscribe(self, consumer: Consumer, loop: ForwardLoop) -> None:
+        consumer.subscribe(
             [level_topic_pattern(self.config.namespace)],
             on_assign=loop.on_assign,
             on_revoke=loop.on_revoke,
             on_lost=loop.on_lost,
         )
-        return loop
 
     def _run(self) -> None:
-        loop, consumer = self._loop, self._consumer
-        assert loop is not None and consumer is not None  # set by start() before the thread
+        loop, consumer, unowned = self._loop, self._consumer, self._unowned
+        # set by start() before the thread
+        assert loop is not None and consumer is not None and unowned is not None
         self.tracer.start()
         try:
             while not loop.stopping:
                 loop.step()
+                if unowned.due():
+                    # a level partition no forwarder owns (rmqcompat.consumer.unowned): leave
+                    # the group and join again, so that its leader assigns it
+                    log.info("forwarder group %s: rejoining", self.group)
+                    consumer.unsubscribe()
+                    self._subscribe(consumer, loop)
             loop.close()
         except BaseException as exc:  # the thread must record why it ended
             log.exception("delay-forwarder stopped on an error")
             self._error = exc
         finally:
             loop.stopping = True
+            unowned.close()
             consumer.close()
             loop.close_recalls()
             loop.close_producer()

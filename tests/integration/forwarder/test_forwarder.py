@@ -113,6 +113,25 @@ def test_head_not_due_pauses_only_its_own_partition(
     )
 
 
+def test_when_a_level_partition_stays_unowned_the_forwarder_rejoins_and_goes_on(
+    kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
+):
+    forwarder = start_forwarder(TABLE)
+    wait_until(forwarder.healthy, what="assignment")
+    loop, assignments = forwarder._loop, []
+    on_assign = loop.on_assign
+    loop.on_assign = lambda consumer, tps: (assignments.append(tps), on_assign(consumer, tps))
+    # the unowned-partition check (rmqcompat.consumer.unowned) finds one, once
+    verdicts = [True]
+    forwarder._unowned.due = lambda: bool(verdicts) and verdicts.pop()
+    wait_until(lambda: assignments, what="the group joined again")
+    park_many(kafka_bootstrap, namespace, LEVELS, [{"value": b"after", "level": 1,
+                                                    "real_topic": "Orders"}])  # fmt: skip
+    (msg,) = read(kafka_bootstrap, real_topic, client_overrides, count=1)
+    assert msg.value() == b"after"
+    assert forwarder.healthy()
+
+
 def test_timer_message_hops_through_levels_and_arrives_at_its_time(
     kafka_bootstrap, namespace, client_overrides, start_forwarder, real_topic
 ):
