@@ -2,7 +2,7 @@
 //! counterpart of a pure-Python function that stays the reference (`rmqcompat/core.py`
 //! says which one is active; tests run the same inputs through both).
 
-use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -61,7 +61,9 @@ fn put_long(out: &mut Vec<u8>, value: i64) {
 /// int outside a long raises `OverflowError`, as the Python encoder does.
 fn put_some_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
     let Ok(number) = value.extract::<i64>() else {
-        return Err(PyOverflowError::new_err(format!("{what} is outside an Avro long")));
+        return Err(PyOverflowError::new_err(format!(
+            "{what} is outside an Avro long"
+        )));
     };
     out.push(2);
     put_long(out, number);
@@ -71,7 +73,9 @@ fn put_some_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyR
 /// An optional int (`["null", "int"]`) that is present.
 fn put_some_int(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
     let Ok(number) = value.extract::<i32>() else {
-        return Err(PyOverflowError::new_err(format!("{what} is outside an Avro int")));
+        return Err(PyOverflowError::new_err(format!(
+            "{what} is outside an Avro int"
+        )));
     };
     out.push(2);
     put_long(out, i64::from(number));
@@ -82,7 +86,9 @@ fn put_some_int(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyRe
 /// `UnicodeEncodeError`, anything but text `AttributeError`, as `str.encode` would.
 fn put_str(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> PyResult<()> {
     let Ok(text) = value.cast::<PyString>() else {
-        return Err(PyAttributeError::new_err("a trace field that must be text is not"));
+        return Err(PyAttributeError::new_err(
+            "a trace field that must be text is not",
+        ));
     };
     let data = text.to_str()?.as_bytes();
     put_long(out, data.len() as i64);
@@ -132,7 +138,11 @@ fn consume_events<'py>(
         put_some_str(&mut out, Some(msg.getattr(intern!(py, "topic"))?))?;
         out.push(0); // physical topic
         put_some_int(&mut out, &msg.getattr(intern!(py, "queue_id"))?, "queue id")?;
-        put_some_long(&mut out, &msg.getattr(intern!(py, "queue_offset"))?, "queue offset")?;
+        put_some_long(
+            &mut out,
+            &msg.getattr(intern!(py, "queue_offset"))?,
+            "queue offset",
+        )?;
         put_str(&mut out, &msg.getattr(intern!(py, "msg_id"))?)?;
         for name in [
             intern!(py, "ORIGIN_MESSAGE_ID"),
@@ -144,11 +154,143 @@ fn consume_events<'py>(
         out.extend_from_slice(if failed.contains(i)? { bad } else { ok });
         put_some_int(&mut out, &reconsume, "reconsume times")?;
         out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
-        put_some_long(&mut out, &msg.getattr(intern!(py, "born_timestamp"))?, "born time")?;
+        put_some_long(
+            &mut out,
+            &msg.getattr(intern!(py, "born_timestamp"))?,
+            "born time",
+        )?;
         out.push(0); // reason
         events.append(PyBytes::new(py, &out))?;
     }
     Ok(events)
+}
+
+/// The FORWARD events of forwarded parked records, each `(at_ms, source, properties,
+/// due_ms)`: the counterpart of `rmqcompat.trace.bulk.forward_events` (see it and
+/// `_forward_event` for the fields).
+#[pyfunction]
+fn forward_events<'py>(
+    py: Python<'py>,
+    kind: &[u8],
+    who: &[u8],
+    records: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let events = PyList::empty(py);
+    let mut out: Vec<u8> = Vec::with_capacity(256);
+    let zero = 0i32.into_pyobject(py)?.into_any();
+    let empty = PyString::new(py, "").into_any();
+    for record in records.try_iter()? {
+        let (at_ms, source, properties, due_ms): (
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+        ) = record?.extract()?;
+        let partition = or_else(source.call_method0(intern!(py, "partition"))?, &zero)?;
+        let offset = or_else(source.call_method0(intern!(py, "offset"))?, &zero)?;
+        let physical = or_else(source.call_method0(intern!(py, "topic"))?, &empty)?;
+        let real_topic = or_default(
+            get_property(&properties, intern!(py, "REAL_TOPIC"))?,
+            &empty,
+        );
+        let msg_id = match get_property(&properties, intern!(py, "UNIQ_KEY"))? {
+            Some(id) if id.is_truthy()? => id,
+            _ => py
+                .import(intern!(py, "rmqcompat.wire"))?
+                .getattr(intern!(py, "offset_message_id"))?
+                .call1((&physical, &partition, &offset))?,
+        };
+        let topic = or_default(
+            get_property(&properties, intern!(py, "RETRY_TOPIC"))?,
+            &real_topic,
+        );
+        out.clear();
+        out.extend_from_slice(kind);
+        put_long_of(&mut out, &at_ms, "event time")?;
+        out.extend_from_slice(who);
+        out.push(0); // group
+        put_some_str(&mut out, Some(topic))?;
+        put_some_str(&mut out, Some(physical))?;
+        put_some_int(&mut out, &partition, "partition")?;
+        put_some_long(&mut out, &offset, "offset")?;
+        put_str(&mut out, &msg_id)?;
+        put_some_str(
+            &mut out,
+            get_property(&properties, intern!(py, "ORIGIN_MESSAGE_ID"))?,
+        )?;
+        out.extend_from_slice(&[0, 0, 0, 0]); // tags, keys, status, duration
+        for name in [intern!(py, "RECONSUME_TIME"), intern!(py, "DELAY")] {
+            match int_property(&properties, name)? {
+                Some(number) => {
+                    out.push(2);
+                    put_long(&mut out, i64::from(number));
+                }
+                None => out.push(0),
+            }
+        }
+        put_some_long(&mut out, &due_ms, "due time")?;
+        put_some_str(&mut out, Some(real_topic))?;
+        out.extend_from_slice(&[0, 0]); // born time, reason
+        events.append(PyBytes::new(py, &out))?;
+    }
+    Ok(events)
+}
+
+/// `value or default`, as Python reads it.
+fn or_else<'py>(
+    value: Bound<'py, PyAny>,
+    default: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(if value.is_truthy()? {
+        value
+    } else {
+        default.clone()
+    })
+}
+
+/// `properties.get(name, default)`: the property when present, else `default`.
+fn or_default<'py>(
+    value: Option<Bound<'py, PyAny>>,
+    default: &Bound<'py, PyAny>,
+) -> Bound<'py, PyAny> {
+    value.unwrap_or_else(|| default.clone())
+}
+
+/// A long that is not optional: its varint alone.
+fn put_long_of(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let Ok(number) = value.extract::<i64>() else {
+        return Err(PyOverflowError::new_err(format!(
+            "{what} is outside an Avro long"
+        )));
+    };
+    put_long(out, number);
+    Ok(())
+}
+
+/// A property as an Avro int: a decimal of at most 10 ASCII digits (after an optional
+/// `-`) within an int, else `None`; a value that is not text raises `TypeError`, as the
+/// regular expression of `rmqcompat.trace.bulk._int_property` does.
+fn int_property(
+    properties: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+) -> PyResult<Option<i32>> {
+    let Some(value) = get_property(properties, name)? else {
+        return Ok(None);
+    };
+    if value.is_none() {
+        return Ok(None);
+    }
+    let Ok(text) = value.cast::<PyString>() else {
+        return Err(PyTypeError::new_err("a numeric trace property is not text"));
+    };
+    let Ok(text) = text.to_str() else {
+        return Ok(None); // not UTF-8 (a lone surrogate): no decimal either
+    };
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    Ok(text.parse::<i64>().ok().and_then(|n| i32::try_from(n).ok()))
 }
 
 /// `properties.get(name)` (a dict's lookup without the method call where it is a dict).
@@ -176,7 +318,9 @@ fn pack_events<'py>(
     max_bytes: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     if max_events == 0 {
-        return Err(PyValueError::new_err("a trace record holds at least one event"));
+        return Err(PyValueError::new_err(
+            "a trace record holds at least one event",
+        ));
     }
     let records = PyList::empty(py);
     let mut start = 0;
@@ -212,5 +356,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_headers, module)?)?;
     module.add_function(wrap_pyfunction!(consume_events, module)?)?;
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
+    module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     Ok(())
 }

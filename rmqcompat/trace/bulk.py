@@ -16,6 +16,7 @@ then the value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rmqcompat import parking
@@ -244,9 +245,19 @@ def _publish_event(
     )
 
 
+#: A property the trace records as a number: a decimal integer, ASCII digits only.
+_DECIMAL_INT = re.compile(r"-?[0-9]{1,10}")
+
+
 def _int_property(properties: Mapping[str, str], name: str) -> int | None:
+    """The property as an Avro int, or None when absent or not one: a parked record's
+    headers are whatever its producer wrote, and one odd value must not cost the events
+    of a whole drain."""
     text = properties.get(name)
-    return int(text) if text is not None and text.lstrip("-").isdigit() else None
+    if text is None or not _DECIMAL_INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -_INT <= value < _INT else None
 
 
 #: A forwarded record: ``(at_ms, parked source, its parsed properties, due_ms)``.
@@ -256,11 +267,23 @@ Forwarded = tuple[int, KafkaRecord, Mapping[str, str], int]
 def forwarded(who: bytes, records: Iterable[Forwarded]) -> list[bytes]:
     """The FORWARD events of parked records forwarded (see
     :func:`rmqcompat.trace.hooks.forwarded`)."""
-    return [_forward_event(who, *record) for record in records]
+    return _forward_events(_KIND["FORWARD"], who, records)
+
+
+def forward_events(kind: bytes, who: bytes, records: Iterable[Forwarded]) -> list[bytes]:
+    """The FORWARD events of :func:`forwarded`, each starting with ``kind`` (the event
+    type's encoding) and ``who`` (the pure-Python reference of the core's
+    ``forward_events``). ``properties`` are decoded headers: text."""
+    return [_forward_event(kind, who, *record) for record in records]
 
 
 def _forward_event(
-    who: bytes, at_ms: int, source: KafkaRecord, properties: Mapping[str, str], due_ms: int
+    kind: bytes,
+    who: bytes,
+    at_ms: int,
+    source: KafkaRecord,
+    properties: Mapping[str, str],
+    due_ms: int,
 ) -> bytes:
     partition, offset = source.partition() or 0, source.offset() or 0
     physical = source.topic() or ""
@@ -268,7 +291,7 @@ def _forward_event(
     msg_id = properties.get(props.UNIQ_KEY) or offset_message_id(physical, partition, offset)
     return b"".join(
         (
-            _KIND["FORWARD"],
+            kind,
             _long(at_ms),
             who,
             _NULL,  # group
@@ -286,6 +309,9 @@ def _forward_event(
             b"\x00\x00",  # born time, reason
         )
     )
+
+
+_forward_events = forward_events if CORE is None else CORE.forward_events
 
 
 def replayed(

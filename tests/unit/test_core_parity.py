@@ -18,6 +18,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from confluent_kafka import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -135,6 +136,59 @@ def test_compiled_consume_events_decode_as_the_events_they_stand_for() -> None:
         "status": "RECONSUME_LATER",
     }
     assert (record["reconsume_times"], record["duration_ms"], record["group"]) == (3, 5, "g")
+
+
+#: A parked record's decoded headers (text, as the decoder gives them; None too) with
+#: numbers in and out of an Avro int, signs, non-ASCII digits, and empty values.
+DIGITS = st.sampled_from(["0", "7", "-3", "2147483647", "2147483648", "-2147483649", "007",
+                          "12345678901", "-", "+5", "²", "٣", "1.5", " 4", "4\n", ""])  # fmt: skip
+FORWARD_PROPERTIES = st.dictionaries(
+    st.sampled_from(
+        [
+            props.REAL_TOPIC,
+            props.UNIQ_KEY,
+            props.RETRY_TOPIC,
+            props.ORIGIN_MESSAGE_ID,
+            props.RECONSUME_TIME,
+            props.DELAY,
+            "other",
+        ]
+    ),
+    TEXT | DIGITS | st.none(),
+)
+SOURCES = st.builds(
+    Message,
+    topic=st.none() | st.text(st.characters(codec="utf-8"), max_size=8),
+    partition=st.integers(-1, 2**31 - 1),
+    offset=st.integers(-1, 2**63 - 1),
+)
+FORWARDED = st.lists(st.tuples(NUMBERS, SOURCES, FORWARD_PROPERTIES, NUMBERS), max_size=4)
+
+
+@given(FORWARDED, st.binary(max_size=3), st.binary(max_size=6))
+def test_forward_trace_events_are_the_same_compiled_and_pure(
+    records: Any, kind: bytes, who: bytes
+) -> None:
+    args = (kind, who, records)
+    assert _result(_compiled().forward_events, *args) == _result(bulk.forward_events, *args)
+
+
+def test_compiled_forward_events_decode_as_the_events_they_stand_for() -> None:
+    """A forwarded record's event, encoded by the core, read back with the trace codec."""
+    core = _compiled()
+    source = Message(topic="ns.rmq.delay.1s", partition=2, offset=70_000)
+    properties = {props.REAL_TOPIC: "Orders", props.RECONSUME_TIME: "2", props.DELAY: "x"}
+    who = bulk.identity("client", "host", "ns")
+    with mock.patch.object(bulk, "_forward_events", core.forward_events):
+        (event,) = bulk.forwarded(who, [(1_700_000_000_001, source, properties, 1_700_000_000_000)])
+    record = decode(event)
+    assert {name: record[name] for name in ("event", "msg_id", "topic", "target_topic")} == {
+        "event": "FORWARD",
+        "msg_id": "ns.rmq.delay.1s@2@70000",
+        "topic": "Orders",
+        "target_topic": "Orders",
+    }
+    assert (record["reconsume_times"], record["delay_level"]) == (2, None)
 
 
 @given(
