@@ -11,7 +11,7 @@ from typing import Any
 from confluent_kafka.admin import AdminClient
 from consumer_helpers import read_records
 from driver5 import Recording
-from scenario import FIRST_DELIVERY_GRACE_MS, TIMEOUT_MS, Reply, Scenario
+from scenario import TIMEOUT_MS, Reply, Scenario
 
 from rmqcompat import ClientConfig
 from rmqcompat import properties as props
@@ -37,7 +37,7 @@ class Observer(Recording):
     answers each batch from the scenario."""
 
     def __init__(self, scenario: Scenario) -> None:
-        super().__init__(scenario.quiet_ms, FIRST_DELIVERY_GRACE_MS, TIMEOUT_MS)
+        super().__init__(scenario.quiet_ms, scenario.first_delivery_grace_ms, TIMEOUT_MS)
         self.scenario = scenario
 
     def deliver(self, msgs: list[Any]) -> Reply:

@@ -100,6 +100,15 @@ class Expected:
         return low <= rocketmq - rmqcompat <= high
 
 
+#: How long a consumer started first is given to join before anything is sent.
+CONSUMER_READY_MS = 3000
+#: The quiet time counts from the first delivery, or from this long after the start when
+#: none comes (a consumer slow to get its queue must not end the run early).
+FIRST_DELIVERY_GRACE_MS = 15_000
+#: A scenario that has not gone quiet by then has failed.
+TIMEOUT_MS = 150_000
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One scenario; ``replies`` maps a message key to its answers per attempt (the last
@@ -110,8 +119,9 @@ class Scenario:
     consumer's start after the sends (an older queue), and ``young_queue_max_age_s`` is
     rmqcompat's bound of a young queue's age (None: its default); ``create_topic`` False sends to
     a topic that does not exist; ``api`` picks the pair of runners (conftest.RUNNERS). The
-    run ends once nothing happened for ``quiet_ms`` after the first delivery: longer than
-    the longest gap the scenario waits.
+    run ends once nothing happened for ``quiet_ms`` after the first delivery (longer than
+    the longest gap the scenario waits), or after ``first_delivery_grace_ms`` and the
+    quiet time when nothing is delivered.
 
     5.x only: ``consumer`` (SimpleConsumer or PushConsumer), ``invisible_s`` (a
     SimpleConsumer's receive), ``max_attempts`` (the group's on RocketMQ, the consumer's
@@ -129,6 +139,7 @@ class Scenario:
     queues: int = 1
     consumer_first: bool = False
     quiet_ms: int = 6000
+    first_delivery_grace_ms: int = FIRST_DELIVERY_GRACE_MS
     api: Literal["4.x", "5.x"] = "4.x"
     consume_from: Literal["FIRST", "LAST"] = "FIRST"
     queue_age_ms: int = 0
@@ -164,7 +175,7 @@ class Scenario:
             "consumer_ready_ms": CONSUMER_READY_MS,
             "quiet_ms": self.quiet_ms,
             "timeout_ms": TIMEOUT_MS,
-            "first_delivery_grace_ms": FIRST_DELIVERY_GRACE_MS,
+            "first_delivery_grace_ms": self.first_delivery_grace_ms,
             "transaction": None
             if self.transaction is None
             else {
@@ -197,7 +208,7 @@ class Scenario:
             "consumer_first": self.consumer_first,
             "quiet_ms": self.quiet_ms,
             "timeout_ms": TIMEOUT_MS,
-            "first_delivery_grace_ms": FIRST_DELIVERY_GRACE_MS,
+            "first_delivery_grace_ms": self.first_delivery_grace_ms,
         }
 
     def _replies_json(self) -> dict[str, list[dict[str, Any]]]:
@@ -210,12 +221,3 @@ class Scenario:
         """The answer for ``key`` at ``attempt`` (0 = first delivery)."""
         answers = self.replies.get(key, ())
         return answers[min(attempt, len(answers) - 1)] if answers else SUCCESS
-
-
-#: How long a consumer started first is given to join before anything is sent.
-CONSUMER_READY_MS = 3000
-#: The quiet time counts from the first delivery, or from this long after the start when
-#: none comes (a consumer slow to get its queue must not end the run early).
-FIRST_DELIVERY_GRACE_MS = 15_000
-#: A scenario that has not gone quiet by then has failed.
-TIMEOUT_MS = 150_000
