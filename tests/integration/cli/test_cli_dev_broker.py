@@ -128,15 +128,8 @@ def test_data_dir_is_refused_for_a_broker_that_keeps_no_data(tmp_path: Path) -> 
 @pytest.mark.slow
 @pytest.mark.usefixtures("kafka_clusters_run")
 def test_nodes_3_runs_a_three_broker_kafka_cluster_until_sigterm() -> None:
-    first = _free_run(6)
-    process = subprocess.Popen(
-        [*CLI, "--kind", "kafka", "--nodes", "3", "--port", str(first)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    first, process, line = _started_cluster()
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
         brokers = [f"{HOST}:{port}" for port in range(first, first + 3)]
         assert line == f"bootstrap.servers={','.join(brokers)}\n"
         # every node answers on its own, and knows the other two
@@ -150,6 +143,27 @@ def test_nodes_3_runs_a_three_broker_kafka_cluster_until_sigterm() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def _started_cluster(attempts: int = 3) -> tuple[int, subprocess.Popen[str], str]:
+    """``dev-broker --nodes 3`` on a free run of ports: (its first port, the process, the
+    first line it printed). The ports are free when chosen, but they lie in the kernel's
+    range of ephemeral ports, so a client's socket can take one before a node binds it (a
+    CI run, 2026-11-26: BindException, the command exited 1 with that in its message):
+    a start that ends before printing is tried again on a new run of ports."""
+    for _ in range(attempts):
+        first = _free_run(6)
+        process = subprocess.Popen(
+            [*CLI, "--kind", "kafka", "--nodes", "3", "--port", str(first)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if line:
+            return first, process, line
+        process.wait()  # ended during start-up; its error is on stderr
+    raise AssertionError(f"dev-broker --nodes 3 ended during start-up {attempts} times")
 
 
 def _free_run(count: int) -> int:
