@@ -112,14 +112,19 @@ def logged_deliveries(history: History) -> tuple[int, int]:
     return deliveries, deliveries - distinct
 
 
-def check_trace(bootstrap: str, namespace: str, history: History, out: Path) -> AuditFigures:
+def check_trace(
+    bootstrap: str, namespace: str, history: History, out: Path, untraceable: int = 0
+) -> AuditFigures:
     """Audit the run (every consumer, forwarder and the replay stopped: their buffered
     trace events written) and check the audit against ``history`` (the replay done).
 
     What is asserted, and why:
 
-    - ``produced == MESSAGES`` and ``lost == 0 == len(history.lost())``: the audit judged
-      every message and found none lost, as the logs did.
+    - ``produced == MESSAGES`` and ``len(history.lost()) == 0``: the audit judged every
+      message, and the logs show none lost; the audit's ``lost`` is 0 as well, or at most
+      ``untraceable``: the messages whose every success a SIGKILLed consumer logged. Its
+      trace events may have died in its buffer after it committed those offsets, so no
+      one consumed them again (a CI run, 2026-11-26: 133 such messages of fault 4).
     - ``dead_lettered == replayed == len(set(history.dead_letters))``, the distinct dead
       letters of the DLQ: a replayed dead letter comes back as a new message (new msg
       id, reconsume count 0), so the message that died stays dead-lettered in the audit;
@@ -147,9 +152,10 @@ def check_trace(bootstrap: str, namespace: str, history: History, out: Path) -> 
     print(
         f"audit ({took:.0f} s): {figures}; logs: {logged} deliveries, {repeated} repeated, "
         f"{history.duplicates()} duplicate successes, {dead} distinct dead letters, "
-        f"{len(history.lost())} lost"
+        f"{len(history.lost())} lost, {untraceable} succeeded only in SIGKILLed consumers"
     )
-    assert (figures.produced, figures.lost, len(history.lost())) == (MESSAGES, 0, 0)
+    assert (figures.produced, len(history.lost())) == (MESSAGES, 0)
+    assert figures.lost <= untraceable
     assert figures.dead_lettered == figures.replayed == dead
     assert figures.produced_deliveries <= logged
     assert figures.produced_duplicates <= repeated

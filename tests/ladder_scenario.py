@@ -176,6 +176,9 @@ class Processes:
     spawned: int = 0
     #: forwarder pid -> the port of its /metrics and /health
     metrics_ports: dict[int, int] = field(default_factory=dict)
+    #: consumer pid -> its outcome log; the logs of the consumers SIGKILLed
+    consumer_logs: dict[int, Path] = field(default_factory=dict)
+    killed_logs: list[Path] = field(default_factory=list)
 
     def start(self, consumers: int = 2, forwarders: int = 2) -> None:
         """Start the processes and wait until every one owns partitions in its group: a
@@ -200,9 +203,11 @@ class Processes:
         # the child waits for SIGTERM with sigwait: it must be blocked from the start
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
-            return _spawn([sys.executable, __file__, *args], log)
+            process = _spawn([sys.executable, __file__, *args], log)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        self.consumer_logs[process.pid] = log
+        return process
 
     def forwarder(self) -> subprocess.Popen[bytes]:
         passthrough = [arg for k, v in self.overrides.items() for arg in ("-X", f"{k}={v}")]
@@ -224,6 +229,8 @@ class Processes:
         victim = group.pop(0)
         victim.kill()
         victim.wait()
+        if victim.pid in self.consumer_logs:
+            self.killed_logs.append(self.consumer_logs[victim.pid])
         group.append(self.consumer() if kind == "consumers" else self.forwarder())
 
     def stop(self) -> None:
@@ -328,6 +335,21 @@ class History:
 
     def lost(self) -> set[int]:
         return set(range(MESSAGES)) - self.succeeded()
+
+    @staticmethod
+    def succeeded_only_in(logs: Path, killed: list[Path]) -> set[int]:
+        """Messages whose every success was logged by a SIGKILLed consumer (its ``killed``
+        logs): the trace may hold none of them, for the events of a success the consumer
+        had committed could still be in its trace buffer when it died."""
+        only: set[int] = set()
+        elsewhere: set[int] = set()
+        for path in sorted(logs.glob("consumer-*.log")):
+            into = only if path in killed else elsewhere
+            for line in path.read_text(encoding="utf-8").splitlines():
+                number, _, outcome, *_ = line.split()
+                if outcome.startswith("OK"):
+                    into.add(int(number))
+        return only - elsewhere
 
     def duplicates(self) -> int:
         """Successes beyond the first of each message (before and after its replay)."""

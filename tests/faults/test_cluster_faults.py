@@ -231,7 +231,8 @@ def _scenario(run: Run, fault: Callable[[], None], name: str, bound: int) -> Non
     _check_ledger([entry.dlq_id for entry in ledger], run.dead_letters(), replayed)
     assert history.duplicates() <= bound
     run.processes.stop()  # the trace events they buffered are written as they stop
-    check_trace(run.bootstrap, run.namespace, run.history(), run.logs / "audit")
+    untraceable = History.succeeded_only_in(run.logs, run.processes.killed_logs)
+    check_trace(run.bootstrap, run.namespace, run.history(), run.logs / "audit", len(untraceable))
 
 
 def _check_ledger(replayed_ids: list[str], dead_letters: dict[str, bytes], replayed: int) -> None:
