@@ -169,9 +169,8 @@ class DelayForwarder(Lifecycle):
             self.metrics.watch_unserved(lambda: unserved_level_topics(admin, namespace, group))
             self._loop = self._build_loop()
             level_topics = [to_kafka_topic(t, namespace) for t in self.config.levels.topics()]
-            self._unowned = UnownedWatch(
-                AdminClient(admin_settings), group, level_topics, time.monotonic
-            )
+            # the admin client of the unserved-topics metric (thread-safe) asks for it too
+            self._unowned = UnownedWatch(admin, group, level_topics, time.monotonic)
         except BaseException:
             self.shutdown()
             raise
