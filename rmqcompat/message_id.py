@@ -2,7 +2,8 @@
 
 32 upper-case hex digits like RocketMQ's ``MessageClientIDSetter``: 8 random bytes drawn
 per process (fresh after ``fork``), 4 bytes of seconds since the epoch, 4 bytes of a
-per-process counter.
+per-process counter. The compiled core makes them about ten times faster (no lock, no
+Python frames per id); :class:`MessageIds` is its pure-Python reference.
 """
 
 from __future__ import annotations
@@ -12,48 +13,84 @@ import os
 import threading
 import time
 
-_lock = threading.Lock()
-# The random part, already as the 16 upper-case hex digits it becomes in every id.
-_prefix = ""
-_counter: itertools.count[int] = itertools.count()
+from rmqcompat.core import CORE
+
 _MASK = 0xFFFFFFFF
+_HEX_DIGITS = frozenset("0123456789ABCDEF")
 
 
-def _reset() -> None:
-    global _prefix, _counter
-    _prefix = os.urandom(8).hex().upper()
-    _counter = itertools.count()
-
-
-_reset()
-os.register_at_fork(after_in_child=_reset)
-
-
-def new_message_id() -> str:
-    """Return a new message id (thread-safe)."""
-    with _lock:
-        sequence = next(_counter)
-    return _text(int(time.time()), sequence)
-
-
-def new_message_ids(count: int) -> list[str]:
-    """Return ``count`` new message ids at once (thread-safe; one lock and one clock read
-    for all of them, so a batch costs about half as much as single calls), each as
-    :func:`new_message_id` makes it.
+class MessageIds:
+    """A source of message ids: ``prefix`` (16 upper-case hex digits), then the second
+    and a counter starting at ``start``, 4 bytes each, big-endian, in upper-case hex.
+    Thread-safe.
 
     Raises:
-        ValueError: ``count`` is negative.
+        ValueError: ``prefix`` is not 16 upper-case hex digits, or ``start`` is outside
+            [0, 2**32).
     """
-    if count < 0:
-        raise ValueError(f"count must be >= 0, not {count}")
-    with _lock:
-        sequences = list(itertools.islice(_counter, count))
-    seconds = int(time.time())
-    return [_text(seconds, sequence) for sequence in sequences]
+
+    __slots__ = ("_counter", "_lock", "_prefix")
+
+    def __init__(self, prefix: str, start: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._prefix, self._counter = _checked(prefix, start)
+
+    def next_id(self) -> str:
+        """A new id, stamped with the current second."""
+        with self._lock:
+            sequence = next(self._counter)
+            prefix = self._prefix
+        return _text(prefix, int(time.time()), sequence)
+
+    def next_ids(self, count: int) -> list[str]:
+        """``count`` new ids, of consecutive counter values and one clock reading.
+
+        Raises:
+            ValueError: ``count`` is negative or not below 2**32.
+        """
+        if not 0 <= count <= _MASK:
+            bound = "must be >= 0" if count < 0 else "must be < 2**32"
+            raise ValueError(f"count {bound}, not {count}")
+        with self._lock:
+            sequences = list(itertools.islice(self._counter, count))
+            prefix = self._prefix
+        seconds = int(time.time())
+        return [_text(prefix, seconds, sequence) for sequence in sequences]
+
+    def reset(self, prefix: str, start: int = 0) -> None:
+        """Start again with ``prefix`` and the counter at ``start`` (a forked child's ids).
+
+        Raises:
+            ValueError: as the constructor.
+        """
+        checked = _checked(prefix, start)
+        with self._lock:
+            self._prefix, self._counter = checked
 
 
-def _text(seconds: int, sequence: int) -> str:
-    """The id made at ``seconds`` with counter value ``sequence``: the prefix, then both as
-    4 bytes big-endian each, in upper-case hex."""
+def _checked(prefix: str, start: int) -> tuple[str, itertools.count[int]]:
+    if len(prefix) != 16 or not _HEX_DIGITS.issuperset(prefix):
+        raise ValueError(f"a message id prefix is 16 upper-case hex digits, not {prefix!r}")
+    if not 0 <= start <= _MASK:
+        raise ValueError(f"a message id counter starts in [0, 2**32), not {start}")
+    return prefix, itertools.count(start)
+
+
+def _text(prefix: str, seconds: int, sequence: int) -> str:
     both = ((seconds & _MASK) << 32) | (sequence & _MASK)
-    return _prefix + both.to_bytes(8, "big").hex().upper()
+    return prefix + both.to_bytes(8, "big").hex().upper()
+
+
+def _random_prefix() -> str:
+    return os.urandom(8).hex().upper()
+
+
+#: This process's ids (one source, so ids never repeat within the process).
+_ids = (MessageIds if CORE is None else CORE.MessageIds)(_random_prefix())
+os.register_at_fork(after_in_child=lambda: _ids.reset(_random_prefix()))
+
+#: Return a new message id (thread-safe).
+new_message_id = _ids.next_id
+#: Return ``count`` new message ids at once (thread-safe; one clock reading for all).
+#: Raises ``ValueError`` when ``count`` is negative.
+new_message_ids = _ids.next_ids

@@ -6,6 +6,9 @@ use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError, PyValueEr
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Kafka headers `[(name, value), ...]` as RocketMQ properties `{name: value}`, or `None`
 /// when they are not a list of well-formed properties (a name that is not text, a `None`
@@ -351,11 +354,120 @@ fn pack_events<'py>(
     Ok(records)
 }
 
+/// Client-generated message ids: the counterpart of `rmqcompat.message_id.MessageIds`.
+/// Each id is the 16 upper-case hex digits of `prefix`, then the seconds since the epoch
+/// and a per-source counter, 4 bytes each, big-endian, in upper-case hex. The counter is
+/// an atomic (no lock per id); the prefix changes only in `reset`, after a fork.
+#[pyclass(frozen, module = "rmqcompat._core")]
+struct MessageIds {
+    prefix: Mutex<[u8; 16]>,
+    counter: AtomicU32,
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// `prefix` as the 16 upper-case hex digits an id starts with, or the error naming it.
+fn id_prefix(prefix: &str) -> PyResult<[u8; 16]> {
+    let bytes = prefix.as_bytes();
+    let valid = bytes.len() == 16 && bytes.iter().all(|b| HEX.contains(b));
+    if !valid {
+        return Err(PyValueError::new_err(format!(
+            "a message id prefix is 16 upper-case hex digits, not {prefix:?}"
+        )));
+    }
+    let mut out = [0u8; 16];
+    out.copy_from_slice(bytes);
+    Ok(out)
+}
+
+/// `start` as the counter's first value, or the error naming it.
+fn id_start(start: i128) -> PyResult<u32> {
+    u32::try_from(start).map_err(|_| {
+        PyValueError::new_err(format!(
+            "a message id counter starts in [0, 2**32), not {start}"
+        ))
+    })
+}
+
+fn epoch_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+impl MessageIds {
+    fn text(prefix: &[u8; 16], seconds: u64, sequence: u32) -> String {
+        let both = ((seconds & 0xFFFF_FFFF) << 32) | u64::from(sequence);
+        let mut out = Vec::with_capacity(32);
+        out.extend_from_slice(prefix);
+        for shift in (0..16).rev() {
+            out.push(HEX[((both >> (shift * 4)) & 0xF) as usize]);
+        }
+        // only ASCII hex digits went in
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    fn current_prefix(&self) -> [u8; 16] {
+        match self.prefix.lock() {
+            Ok(prefix) => *prefix,
+            Err(poisoned) => *poisoned.into_inner(),
+        }
+    }
+}
+
+#[pymethods]
+impl MessageIds {
+    #[new]
+    #[pyo3(signature = (prefix, start = 0))]
+    fn new(prefix: &str, start: i128) -> PyResult<Self> {
+        Ok(MessageIds {
+            prefix: Mutex::new(id_prefix(prefix)?),
+            counter: AtomicU32::new(id_start(start)?),
+        })
+    }
+
+    /// A new id, stamped with the current second (thread-safe).
+    fn next_id(&self) -> String {
+        let sequence = self.counter.fetch_add(1, Ordering::Relaxed);
+        Self::text(&self.current_prefix(), epoch_seconds(), sequence)
+    }
+
+    /// `count` new ids, of consecutive counter values and one clock reading.
+    fn next_ids(&self, count: i128) -> PyResult<Vec<String>> {
+        let Ok(count) = u32::try_from(count) else {
+            let message = if count < 0 {
+                format!("count must be >= 0, not {count}")
+            } else {
+                format!("count must be < 2**32, not {count}")
+            };
+            return Err(PyValueError::new_err(message));
+        };
+        let first = self.counter.fetch_add(count, Ordering::Relaxed);
+        let (prefix, seconds) = (self.current_prefix(), epoch_seconds());
+        Ok((0..count)
+            .map(|i| Self::text(&prefix, seconds, first.wrapping_add(i)))
+            .collect())
+    }
+
+    /// Start again with `prefix` and the counter at `start` (a forked child's own ids).
+    #[pyo3(signature = (prefix, start = 0))]
+    fn reset(&self, prefix: &str, start: i128) -> PyResult<()> {
+        let (prefix, start) = (id_prefix(prefix)?, id_start(start)?);
+        match self.prefix.lock() {
+            Ok(mut current) => *current = prefix,
+            Err(poisoned) => *poisoned.into_inner() = prefix,
+        }
+        self.counter.store(start, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_headers, module)?)?;
     module.add_function(wrap_pyfunction!(consume_events, module)?)?;
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
+    module.add_class::<MessageIds>()?;
     Ok(())
 }

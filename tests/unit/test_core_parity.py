@@ -13,6 +13,7 @@ import importlib
 import os
 import subprocess
 import sys
+import time
 from types import ModuleType
 from typing import Any
 from unittest import mock
@@ -22,8 +23,8 @@ from confluent_kafka import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rmqcompat import message_id, wire
 from rmqcompat import properties as props
-from rmqcompat import wire
 from rmqcompat.core import PURE_PYTHON_ENV
 from rmqcompat.message import MessageExt
 from rmqcompat.trace import batch, bulk
@@ -229,3 +230,56 @@ def test_the_environment_variable_forces_the_pure_path() -> None:
     assert _implementation(env).startswith("compiled core <built-in function decode_headers>")
     forced = _implementation({**env, PURE_PYTHON_ENV: "1"})
     assert forced.startswith(f"pure Python ({PURE_PYTHON_ENV} is set) <function decode_well_formed")
+
+
+PREFIXES = st.text("0123456789ABCDEF", min_size=16, max_size=16) | st.text(max_size=17)
+COUNTERS = st.integers(-(2**100), 2**100) | st.sampled_from([0, 2**32 - 3, 2**32 - 1, 2**32])
+
+
+def _id_parts(ids: list[str], before: int, after: int) -> list[tuple[str, int]]:
+    """Each id as (prefix, counter), once its seconds are checked to lie in the window."""
+    parts = []
+    for msg_id in ids:
+        assert len(msg_id) == 32
+        assert before & 0xFFFFFFFF <= int(msg_id[16:24], 16) <= after & 0xFFFFFFFF
+        parts.append((msg_id[:16], int(msg_id[24:], 16)))
+    return parts
+
+
+def _ids_taken(kind: Any, prefix: str, start: Any, counts: list[int]) -> tuple[Any, ...]:
+    before = int(time.time())
+    try:
+        ids = kind(prefix, start)
+        taken = [ids.next_id()]
+        for count in counts:
+            taken += ids.next_ids(count)
+        ids.reset("0123456789ABCDEF", 7)
+        taken.append(ids.next_id())
+    except Exception as exc:  # the exception's type is the outcome compared
+        return ("raised", type(exc))
+    return ("value", _id_parts(taken, before, int(time.time())))
+
+
+#: Counts of ids to take: small ones, and refused ones (a valid count near 2**32 would
+#: make billions of ids).
+COUNTS = st.integers(-3, 40) | st.integers(-(2**100), -1) | st.integers(2**32, 2**100)
+
+
+@given(PREFIXES, COUNTERS, st.lists(COUNTS, max_size=3))
+def test_message_ids_are_the_same_compiled_and_pure(
+    prefix: str, start: int, counts: list[int]
+) -> None:
+    compiled = _ids_taken(_compiled().MessageIds, prefix, start, counts)
+    assert compiled == _ids_taken(message_id.MessageIds, prefix, start, counts)
+
+
+def test_message_ids_name_what_is_refused_compiled_and_pure() -> None:
+    for kind in (_compiled().MessageIds, message_id.MessageIds):
+        with pytest.raises(ValueError, match="16 upper-case hex digits"):
+            kind("0123456789abcdef")
+        with pytest.raises(ValueError, match=r"starts in \[0, 2\*\*32\), not -1"):
+            kind("0123456789ABCDEF", -1)
+        ids = kind("0123456789ABCDEF", 2**32 - 1)
+        with pytest.raises(ValueError, match="count must be >= 0, not -2"):
+            ids.next_ids(-2)
+        assert [msg_id[24:] for msg_id in ids.next_ids(2)] == ["FFFFFFFF", "00000000"]
