@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import multiprocessing as mp
 import os
 import statistics
@@ -45,6 +44,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 from bench_broker import add_broker_options, broker, forwarder_process, produce_waiting
+from collector_clock import CollectorClock
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from rmqcompat import parking
@@ -131,23 +131,6 @@ def raw_copy(bs: str, source: str, target: str, count: int) -> None:
         producer.poll(0)
     producer.flush(60)
     consumer.close()
-
-
-class CollectorClock:
-    """Seconds the cyclic garbage collector ran in this process since :meth:`start`."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self._began = 0.0
-
-    def start(self) -> None:
-        gc.callbacks.append(self._callback)
-
-    def _callback(self, phase: str, _info: dict[str, int]) -> None:
-        if phase == "start":
-            self._began = time.perf_counter()
-        else:
-            self.seconds += time.perf_counter() - self._began
 
 
 def retry_consumer(bs: str, ns: str, topic: str, count: int, trace: bool, out) -> None:

@@ -17,7 +17,8 @@ acks=all, linger.ms=5; librdkafka's default batch size), the same topic (4 parti
 Runs alternate raw/SDK; prints msgs/s per run, the medians and the ratio SDK / raw, and
 the load average before and after (the machine's other work moves both sides' figures).
 Each SDK run also prints the process's CPU time per message over the run (all threads,
-librdkafka's included): the steadiest figure on a shared machine.
+librdkafka's included): the steadiest figure on a shared machine; and the part of it
+Python's cyclic garbage collector ran (it walks the futures the run keeps).
 
     python benchmarks/produce.py [-n 200000] [--runs 5] [--trace on|off|both]
         [--bootstrap-servers HOST:PORT]
@@ -38,6 +39,7 @@ import time
 import uuid
 
 from bench_broker import add_broker_options, broker
+from collector_clock import CollectorClock
 from confluent_kafka import Producer
 
 from rmqcompat.message import Message
@@ -53,12 +55,18 @@ BODY = b"x" * 200
 def sdk_run(bootstrap: str, topic: str, count: int, trace: bool) -> float:
     with DefaultMQProducer("BenchPG", bootstrap, trace_enabled=trace) as producer:
         producer.send(Message(topic, BODY))  # connect and learn the topic outside the clock
+        collector = CollectorClock()
+        collector.start()
         start, cpu = time.perf_counter(), time.process_time()
         futures = [producer.send_async(Message(topic, BODY)) for _ in range(count)]
         producer.shutdown()
         elapsed = time.perf_counter() - start
         cpu_us = (time.process_time() - cpu) / count * 1e6
-    print(f"  sdk trace {_name(trace)}: CPU {cpu_us:.1f} us/msg", flush=True)
+        collector.stop()
+    gc_us = collector.seconds / count * 1e6
+    print(
+        f"  sdk trace {_name(trace)}: CPU {cpu_us:.1f} us/msg (collector {gc_us:.1f})", flush=True
+    )
     failed = sum(1 for f in futures if f.exception() is not None)
     if failed:
         raise SystemExit(f"{failed} SDK sends failed")
