@@ -162,6 +162,19 @@ def test_calls_that_succeeded_are_traced_in_one_append_with_their_own_durations(
     }
 
 
+def test_calls_of_one_duration_in_a_row_give_the_events_of_each_call_in_order() -> None:
+    msgs = [MessageExt("Orders", b"", f"M{i}", i % 2, i, 1, 1, i) for i in range(6)]
+    calls = [([msgs[0]], 0), ([msgs[1]], 0), (msgs[2:4], 5), ([msgs[4]], 0), ([msgs[5]], 0)]
+    who = bulk.identity("c", "host", "ns")
+    each = [
+        event
+        for call, duration_ms in calls
+        for event in bulk.consumed(who, 7, "G", call, (), "RECONSUME_LATER", duration_ms, None)
+    ]
+    assert bulk.consumed_ok(who, 7, "G", calls) == each
+    assert [decode(e)["duration_ms"] for e in each] == [0, 0, 5, 5, 0, 0]
+
+
 def test_consumed_marks_failed_indexes_and_timeouts() -> None:
     tracer, sink = _tracer()
     msgs = [MessageExt("Orders", b"", f"ID{i}", 0, i, 1, 1) for i in range(3)]
