@@ -31,10 +31,21 @@ the trace thread's included, and less sensitive to a loaded machine than the rat
 part of it Python's cyclic garbage collector ran, and with tracing on, the trace sink's
 counters after shutdown (a dropped event would flatter the rate).
 
-Without --bootstrap (or RMQCOMPAT_BOOTSTRAP_SERVERS) it starts the Tansu dev broker. With
-Tansu's in-memory store the raw side becomes broker-bound from about 200k messages
-(~150k msg/s instead of ~300k+), which flatters the ratio; hence the 100k default. Both
-sides share the machine with the broker, so run it on an otherwise idle host.
+Both sides fetch as the SDK does (``fetch.queue.backoff.ms`` 10 ms, the SDK's
+``CONSUMER_DEFAULTS``). With librdkafka's default of 1 s the raw side stalled beyond about
+100,000 queued records: ``queued.min.messages`` is checked against the consumer's queue,
+which all partitions share under ``consume()``, and every partition then waited a second
+for its next fetch (200,000 messages on Apache Kafka, alternating: 598k, 613k and 162k
+msg/s with 1 s; 653k, 655k and 573k with 10 ms; 2026-11-26).
+
+Each raw run prints its CPU time per message and how long its reading thread waited for
+a CPU: both sides share the machine with the broker, and on a shared machine a run's rate
+can fall to a fifth while its CPU per message stays put (the slow raw runs of about 115k
+msg/s the issue names were such waits: 2026-11-26). Run it on an otherwise idle host, and
+read a run whose wait is a large share of it as the machine's, not the client's.
+
+Without --bootstrap (or RMQCOMPAT_BOOTSTRAP_SERVERS) it starts a dev broker (Apache Kafka
+where Java runs, see ``--broker``).
 """
 
 from __future__ import annotations
@@ -55,6 +66,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from rmqcompat import properties as props
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
 from rmqcompat.consumer.push_consumer import DefaultMQPushConsumer
+from rmqcompat.consumer.wiring import CONSUMER_DEFAULTS
 from rmqcompat.message_id import new_message_id
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.topics.provision import ensure_topics
@@ -86,9 +98,12 @@ def fill(bootstrap: str, topic: str, count: int, size: int, keyed: bool = False)
 
 
 def raw(bootstrap: str, topic: str, count: int) -> float:
+    """Messages a second from the first record read to the last; prints the CPU time a
+    message (all threads) and the time the reading thread waited for a CPU."""
     consumer = Consumer(
         {
             **OVERRIDES,
+            **CONSUMER_DEFAULTS,  # the SDK's fetch mode: without it, see the module's text
             "bootstrap.servers": bootstrap,
             "group.id": f"raw-{uuid.uuid4().hex}",
             "auto.offset.reset": "earliest",
@@ -98,11 +113,11 @@ def raw(bootstrap: str, topic: str, count: int) -> float:
         }
     )
     consumer.subscribe([to_kafka_topic(topic, NS)])
-    seen, start = 0, 0.0
+    seen, start, cpu, waited = 0, 0.0, 0.0, 0.0
     while seen < count:
         records = consumer.consume(500, 1.0)
         if records and not start:
-            start = time.perf_counter()
+            start, cpu, waited = time.perf_counter(), time.process_time(), _run_queue_wait_s()
         nexts: dict[tuple[str, int], int] = {}
         for msg in records:
             if msg.error() is None:
@@ -112,8 +127,24 @@ def raw(bootstrap: str, topic: str, count: int) -> float:
         if nexts:
             consumer.store_offsets(offsets=[TopicPartition(t, p, o) for (t, p), o in nexts.items()])
     elapsed = time.perf_counter() - start
+    cpu_us = (time.process_time() - cpu) / count * 1e6
+    waited = _run_queue_wait_s() - waited
+    print(
+        f"  raw: CPU {cpu_us:.1f} us/msg; waited for a CPU {waited / elapsed:.0%} of the run",
+        flush=True,
+    )
     consumer.close()
     return count / elapsed
+
+
+def _run_queue_wait_s() -> float:
+    """Seconds the calling thread was ready to run but waited for a CPU (Linux schedstat;
+    0 elsewhere): on a shared machine a run that waited long measures the machine."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def start_sdk(

@@ -18,8 +18,9 @@ from rmqcompat.wire import Key
 _log = logging.getLogger("rmqcompat.consumer")
 
 #: librdkafka settings a push consumer starts from; the user's ``kafka_config`` wins.
-#: librdkafka stops fetching a partition once its local queue holds ``queued.min.messages``
-#: (100,000) or ``queued.max.messages.kbytes``, and then postpones that partition's next
+#: librdkafka stops fetching a partition once its queue holds ``queued.min.messages``
+#: (100,000) or ``queued.max.messages.kbytes`` (under ``consume()`` that queue is the
+#: consumer's, shared by all its partitions), and then postpones that partition's next
 #: fetch by ``fetch.queue.backoff.ms``, 1 s by default. Flow control pauses a partition
 #: (which drops that queue) and resumes it once the listener caught up, but the postponed
 #: fetch stays: with a backlog, a resumed partition sat idle for up to a second (measured
