@@ -64,7 +64,7 @@ def consumed(
     # a failed message's count goes up if its send-back fails: the events keep this one
     counts = [msg.reconsume_times for msg in msgs] if failed else None
     args = (events.who, events.clock(), group, msgs, failed, late, duration_ms, counts)
-    _hand_over(tracer, bulk.consumed, args, len(msgs))
+    _hand_over_consume_events(tracer, bulk.consumed, args, len(msgs))
 
 
 def consumed_ok(
@@ -74,20 +74,22 @@ def consumed_ok(
     their CONSUME events (SUCCESS), with one append for all of them."""
     events = tracer.events
     count = sum(len(msgs) for msgs, _ in calls)
-    _hand_over(tracer, bulk.consumed_ok, (events.who, events.clock(), group, calls), count)
+    _hand_over_consume_events(
+        tracer, bulk.consumed_ok, (events.who, events.clock(), group, calls), count
+    )
 
 
-#: With the compiled core the CONSUME and FORWARD events of the data path are encoded at
-#: once, on the calling thread: that (0.3 us an event) costs less than keeping the
-#: listener's messages (or the forwarded records) alive until the trace thread encodes
-#: them; kept alive, they outlive the young generations and make the cyclic garbage
-#: collector walk them all (consume at batch 32: 0.7 against 1.3 us of CPU a message, 3
-#: runs each, 2026-11-26). In pure Python (1.4-7 us an event) the trace thread encodes them.
-ENCODE_AT_ONCE = CORE is not None
+#: With the compiled core a CONSUME event is encoded at once, on the calling thread: that
+#: (0.3 us an event) costs less than keeping the listener's messages alive until the trace
+#: thread encodes them (consume at batch 32: 0.7 against 1.3 us of CPU a message, 3 runs
+#: each, 2026-11-26). In pure Python (1.4-1.9 us an event) the trace thread encodes them.
+ENCODE_CONSUME_AT_ONCE = CORE is not None
 
 
-def _hand_over(tracer: Tracer, write: Write, args: tuple[Any, ...], count: int) -> None:
-    if ENCODE_AT_ONCE:
+def _hand_over_consume_events(
+    tracer: Tracer, write: Write, args: tuple[Any, ...], count: int
+) -> None:
+    if ENCODE_CONSUME_AT_ONCE:
         try:
             encoded = write(*args)
         except ENCODING_ERRORS:
@@ -128,7 +130,7 @@ def forwarded(tracer: Tracer, records: Sequence[bulk.Forwarded]) -> None:
     due_ms)`` (``properties``: its parsed headers), to their real topics: one append for
     all of them."""
     if records:
-        _hand_over(tracer, bulk.forwarded, (tracer.events.who, records), len(records))
+        tracer.sink.defer(bulk.forwarded, (tracer.events.who, records), len(records))
 
 
 def quarantined(tracer: Tracer, source: KafkaRecord, reason: str, group: str | None = None) -> None:

@@ -213,7 +213,7 @@ class _HandOvers:
 def test_consume_events_are_encoded_at_once_with_the_core_and_later_without(
     monkeypatch: pytest.MonkeyPatch, at_once: bool
 ) -> None:
-    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", at_once)
+    monkeypatch.setattr(hooks, "ENCODE_CONSUME_AT_ONCE", at_once)
     sink = _HandOvers()
     tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
     msgs = [MessageExt("Orders", b"", f"ID{i}", 0, i, 1, 1) for i in range(2)]
@@ -225,27 +225,10 @@ def test_consume_events_are_encoded_at_once_with_the_core_and_later_without(
     assert (write is bulk.consumed_ok) is not at_once  # at once: only bytes are kept
 
 
-@pytest.mark.parametrize("at_once", [True, False])
-def test_forward_events_are_encoded_at_once_with_the_core_and_later_without(
-    monkeypatch: pytest.MonkeyPatch, at_once: bool
-) -> None:
-    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", at_once)
-    sink = _HandOvers()
-    tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
-    properties = {props.UNIQ_KEY: "ID", props.REAL_TOPIC: "Orders", props.DELAY: "2"}
-    record = _Record(props.to_headers(properties))
-    hooks.forwarded(tracer, [(1, record, properties, 990), (2, record, properties, 991)])
-    ((write, args, count),) = sink.deferred
-    assert count == 2
-    assert [decode(e)["due_ms"] for e in write(*args)] == [990, 991]
-    # at once: only the encodings are kept, not the records and their properties
-    assert (write is bulk.forwarded) is not at_once
-
-
 def test_a_call_that_cannot_be_encoded_at_once_goes_to_the_sink_to_be_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", True)
+    monkeypatch.setattr(hooks, "ENCODE_CONSUME_AT_ONCE", True)
     sink = _HandOvers()
     tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
     beyond_a_long = MessageExt("Orders", b"", "ID", 0, 2**70, 1, 1)
