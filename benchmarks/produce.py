@@ -16,9 +16,9 @@ acks=all, linger.ms=5; librdkafka's default batch size), the same topic (4 parti
 
 Runs alternate raw/SDK; prints msgs/s per run, the medians and the ratio SDK / raw, and
 the load average before and after (the machine's other work moves both sides' figures).
-Each SDK run also prints the process's CPU time per message over the run (all threads,
-librdkafka's included): the steadiest figure on a shared machine; and the part of it
-Python's cyclic garbage collector ran (it walks the futures the run keeps).
+Each run also prints the process's CPU time per message over the run (all threads,
+librdkafka's included): the steadiest figure on a shared machine; and for the SDK the
+part of it Python's cyclic garbage collector ran (it walks the futures the run keeps).
 
     python benchmarks/produce.py [-n 200000] [--runs 5] [--trace on|off|both]
         [--bootstrap-servers HOST:PORT]
@@ -85,7 +85,7 @@ def raw_run(bootstrap: str, topic: str, count: int) -> float:
     producer.produce(physical, BODY)
     producer.flush()
     id_prefix = uuid.uuid4().hex[:16].upper()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for seq in range(count):
         headers = [
             ("UNIQ_KEY", f"{id_prefix}{seq:016X}".encode()),
@@ -100,6 +100,7 @@ def raw_run(bootstrap: str, topic: str, count: int) -> float:
         producer.poll(0)
     producer.flush()
     elapsed = time.perf_counter() - start
+    print(f"  raw: CPU {(time.process_time() - cpu) / count * 1e6:.1f} us/msg", flush=True)
     if failures:
         raise SystemExit(f"{len(failures)} raw sends failed: {failures[0]}")
     return count / elapsed
