@@ -26,10 +26,9 @@ import threading
 import time
 from typing import Any
 
-_TIMEOUT_S = 300
-_BATCH = 32
-_INVISIBLE_S = 15
-_AWAIT_S = 5
+#: How long a workload may take, the messages a receive asks for, their invisible time
+#: (seconds), and a receive's long-polling wait (the proxy's shortest, seconds).
+_TIMEOUT_S, _BATCH, _INVISIBLE_S, _AWAIT_S = 300, 32, 15, 5
 
 
 def run(
@@ -38,11 +37,10 @@ def run(
     """The figures of one ``workload`` (see the module's text)."""
     if workload == "produce":
         return produce(api, config, topic, count, size)
-    if workload == "simple":
-        return simple(api, config, topic, group, count)
-    if workload == "push":
-        return push(api, config, topic, group, count)
-    raise ValueError(f"no workload {workload!r}")
+    consumers = {"simple": simple, "push": push}
+    if workload not in consumers:
+        raise ValueError(f"no workload {workload!r}")
+    return consumers[workload](api, config, topic, group, count)
 
 
 def produce(api: Any, config: Any, topic: str, count: int, size: int) -> dict[str, float]:
