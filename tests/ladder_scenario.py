@@ -28,6 +28,7 @@ import threading
 import time
 import traceback
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -305,6 +306,18 @@ def produce(bootstrap: str, namespace: str) -> None:
         sink.close()
 
 
+def _consumer_logs(logs: Path) -> list[Path]:
+    return sorted(logs.glob("consumer-*.log"))
+
+
+def _logged(path: Path) -> Iterator[tuple[int, int, str]]:
+    """A consumer log's lines as (message number, reconsume times, outcome); a replayed
+    success's outcome carries its replay mark."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        number, times, outcome, *replayed = line.split()
+        yield int(number), int(times), outcome + "".join(replayed)
+
+
 @dataclass
 class History:
     """What the consumers logged and what the DLQ holds, and the checks against the
@@ -316,10 +329,9 @@ class History:
     @classmethod
     def read(cls, logs: Path, dead_letters: list[bytes]) -> History:
         outcomes: dict[int, list[tuple[int, str]]] = defaultdict(list)
-        for path in sorted(logs.glob("consumer-*.log")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                number, times, outcome, *replayed = line.split()
-                outcomes[int(number)].append((int(times), outcome + "".join(replayed)))
+        for path in _consumer_logs(logs):
+            for number, times, outcome in _logged(path):
+                outcomes[number].append((times, outcome))
         return cls(dict(outcomes), Counter(int(body) for body in dead_letters))
 
     def succeeded(self) -> set[int]:
@@ -343,12 +355,9 @@ class History:
         had committed could still be in its trace buffer when it died."""
         only: set[int] = set()
         elsewhere: set[int] = set()
-        for path in sorted(logs.glob("consumer-*.log")):
+        for path in _consumer_logs(logs):
             into = only if path in killed else elsewhere
-            for line in path.read_text(encoding="utf-8").splitlines():
-                number, _, outcome, *_ = line.split()
-                if outcome.startswith("OK"):
-                    into.add(int(number))
+            into.update(number for number, _, outcome in _logged(path) if outcome.startswith("OK"))
         return only - elsewhere
 
     def duplicates(self) -> int:
