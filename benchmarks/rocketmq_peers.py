@@ -53,7 +53,7 @@ from rmqcompat.topics.spec import TopicSpec
 _HERE = Path(__file__).parent
 sys.path.insert(0, str(_HERE.parent / "tests" / "conformance"))
 from reference_broker import ReferenceBroker  # noqa: E402  (the conformance suite's)
-from reference_runtime import reference_python  # noqa: E402
+from reference_runtime import compile_sources, reference_python  # noqa: E402
 
 SIZE = 200
 QUEUES = 4
@@ -120,12 +120,6 @@ def _figures(stdout: str) -> Figures:
     return json.loads(lines[-1])
 
 
-def compile_load(jars: Path, into: Path) -> None:
-    """``peers/PeerLoad.java`` compiled against RocketMQ's jars into ``into``."""
-    source = _HERE / "peers" / "PeerLoad.java"
-    _run(["javac", "-d", str(into), "-cp", str(jars / "*"), str(source)])
-
-
 def kafka_figures(bootstrap: str, count: int) -> dict[str, Figures]:
     """rmqcompat's figures of one run on Kafka: the 5.x API through ``load5`` and the 4.x
     API through ``produce.py`` and ``consume.py`` (each prints its CPU a message). The
@@ -184,7 +178,7 @@ def main() -> None:
             # above all) would take CPU from rmqcompat's runs
             reference = ReferenceBroker()
             if run == 1:
-                compile_load(reference.jars, Path(classes))
+                compile_sources(reference.jars, [_HERE / "peers" / "PeerLoad.java"], Path(classes))
             reference.start()
             try:
                 side = RocketMQSide(reference, Path(classes))

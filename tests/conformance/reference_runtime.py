@@ -19,7 +19,7 @@ import hashlib
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rmqcompat.cache import cache_root
@@ -56,7 +56,7 @@ def compiled_driver(jars: Path) -> Path:
     version of them was never compiled here."""
     digest = hashlib.sha256(b"".join(s.read_bytes() for s in JAVA_SOURCES)).hexdigest()[:16]
     classes = jars.parent / f"driver-{digest}"
-    _once(classes, lambda into: _compile(jars, into))
+    _once(classes, lambda into: compile_sources(jars, JAVA_SOURCES, into))
     return classes
 
 
@@ -96,13 +96,15 @@ def _once(target: Path, make: Callable[[Path], None]) -> None:
             marker.write_text(ROCKETMQ_VERSION + "\n")
 
 
-def _compile(jars: Path, classes: Path) -> None:
-    javac = _tool("javac", "compile the conformance driver (install a JDK 17+)")
+def compile_sources(jars: Path, sources: Sequence[Path], classes: Path) -> None:
+    """Compile Java ``sources`` against RocketMQ's ``jars`` into ``classes`` (emptied first)."""
+    javac = _tool("javac", "compile Java drivers against RocketMQ's client (install a JDK 17+)")
     shutil.rmtree(classes, ignore_errors=True)
-    argv = [javac, "-d", str(classes), "-cp", str(jars / "*"), *map(str, JAVA_SOURCES)]
+    argv = [javac, "-d", str(classes), "-cp", str(jars / "*"), *map(str, sources)]
     result = run_tool(argv, _COMPILE_TIMEOUT_S)
     if result.returncode != 0:
-        raise ReferenceUnavailableError(f"javac failed on the conformance drivers: {result.stderr}")
+        names = ", ".join(source.name for source in sources)
+        raise ReferenceUnavailableError(f"javac failed on {names}: {result.stderr}")
 
 
 def java() -> str:
