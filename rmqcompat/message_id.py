@@ -92,5 +92,5 @@ os.register_at_fork(after_in_child=lambda: _ids.reset(_random_prefix()))
 #: Return a new message id (thread-safe).
 new_message_id = _ids.next_id
 #: Return ``count`` new message ids at once (thread-safe; one clock reading for all).
-#: Raises ``ValueError`` when ``count`` is negative.
+#: Raises ``ValueError`` when ``count`` is negative or not below 2**32.
 new_message_ids = _ids.next_ids
