@@ -92,6 +92,13 @@ BROKER_GAPS: dict[str, dict[str, str]] = {
             "left once assigned is replaced in 3 s). The test shuts its first forwarder "
             "down during that join; Apache Kafka assigns the second one at once"
         ),
+        "test_close_group_member.py::test_a_rebalance_nobody_polled_is_served_before_the_client_closes": (  # noqa: E501
+            "the same stuck group on Tansu 0.6.0: the first member leaves while "
+            "the join the second one started is in progress; the second member is given "
+            "no partitions (eager range, 2 s sessions: none within 20 s, with "
+            "close_group_member and with a plain close() alike, 2 of 2 probes of "
+            "2026-11-26); Apache Kafka hands both partitions over at once"
+        ),
     },
     "noida": {
         "test_consumer_kill.py::test_consumer_sigkilled_mid_batch_loses_nothing": (

@@ -14,6 +14,7 @@ from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
 from rmqcompat.broker_contact import BrokerContact
+from rmqcompat.closing import close_group_member
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.concurrent import ConcurrentConsumeService
 from rmqcompat.consumer.consume_service import ConsumeService
@@ -319,7 +320,10 @@ class DefaultMQPushConsumer(Lifecycle):
         self._engine.stop()
         self._thread.join()
         if self._consumer is not None:
-            self._consumer.close()
+            if self.settings.broadcasting:
+                self._consumer.close()
+            else:
+                close_group_member(self._consumer)
         if self._service is not None:
             self._service.shutdown()
         if self._unowned is not None:

@@ -17,6 +17,7 @@ from confluent_kafka.admin import AdminClient
 
 from rmqcompat.broker_contact import DEFAULT_BROKER_CONTACT_TIMEOUT_S, BrokerContact
 from rmqcompat.clock import Clock, epoch_ms
+from rmqcompat.closing import close_group_member
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.unowned import UnownedWatch
 from rmqcompat.errors import ClientStateError, ConfigError, RmqCompatError
@@ -223,7 +224,7 @@ class DelayForwarder(Lifecycle):
         finally:
             loop.stopping = True
             unowned.close()
-            consumer.close()
+            close_group_member(consumer)
             loop.close_recalls()
             loop.close_producer()
             self.tracer.close()

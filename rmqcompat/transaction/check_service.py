@@ -23,6 +23,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
 from rmqcompat.clock import Clock
+from rmqcompat.closing import close_group_member
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import (
@@ -89,7 +90,7 @@ class CheckService:
             self._thread.join()
         if self._consumer is not None:
             self._commit(asynchronous=False)
-            self._consumer.close()
+            close_group_member(self._consumer)
 
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()

@@ -11,6 +11,7 @@ from consumer_helpers import LATER, LEVELS, OK, Recorder, create_topic, make_con
 from waiting import wait_until
 
 from rmqcompat import properties as props
+from rmqcompat.closing import close_group_member
 from rmqcompat.quarantine import SOURCE_OFFSET
 from rmqcompat.topics.naming import QUARANTINE_TOPIC, dlq_topic, kafka_group_id
 
@@ -91,7 +92,7 @@ def test_a_paused_partition_that_comes_back_after_a_rebalance_is_fetched_again(e
             release.set()
             wait_until(lambda: set(rec.ids()) >= set(ids), what="all delivered after the rebalance")
         finally:
-            member.close()
+            close_group_member(member)
     assert env.offset() == 60
 
 
