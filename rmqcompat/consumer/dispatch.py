@@ -1,30 +1,28 @@
-"""Batches of messages and the worker pool that hands them to the listener.
+"""Concurrent consumption's batches and the worker pool that hands them to the listener.
 
-Workers only call the listener; every finished batch goes back to the poll thread, so
-all bookkeeping (process queues, send-back, offsets) stays single-threaded.
+Workers only call the listener; every finished batch goes back to the poll thread
+(:mod:`rmqcompat.consumer.handoff`), so all bookkeeping (process queues, send-back,
+offsets) stays single-threaded.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from rmqcompat.clock import Clock, epoch_ms
+from rmqcompat.consumer.handoff import HandOff
 from rmqcompat.consumer.listener import (
     ConsumeConcurrentlyContext,
     ConsumeConcurrentlyStatus,
     ListenerFn,
     invoke,
 )
-from rmqcompat.consumer.wakeups import Wakeups
 from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import CONSUME_START_TIME
 
-_ANY = 2**62  # wake on any finished batch, whatever the backlog
 #: How long (monotonic seconds) a CONSUME_START_TIME text is reused for later calls.
 _STAMP_REUSE_S = 0.001
 
@@ -96,13 +94,9 @@ class Pool(Protocol):
     def shutdown(self) -> None: ...
 
 
-class WorkerPool:
-    """``threads`` workers calling ``listener``; finished batches are read with :meth:`results`.
-
-    ``submit`` never blocks (the queue is unbounded; flow control bounds what is fetched).
-    Batches are taken in submission order, one at a time, by whichever worker is free, so
-    a stuck listener holds one thread only. Idle workers block (no spinning).
-    """
+class WorkerPool(HandOff[ConsumeBatch]):
+    """``threads`` workers calling ``listener`` (:class:`HandOff`); finished batches, run
+    or skipped, are read with :meth:`results`."""
 
     def __init__(
         self,
@@ -117,43 +111,12 @@ class WorkerPool:
         self._now_ms = now_ms
         self._stamp = (-1.0, "")  # the last CONSUME_START_TIME text and until when it holds
         self._group = group
-        self._work: deque[ConsumeBatch] = deque()
-        self._wakeups = Wakeups(threads)
-        self._done: deque[ConsumeBatch] = deque()
-        self._ready = threading.Event()
-        # while the poll thread waits: a finished batch leaving fewer queued than this wakes it
-        self._wake_below = 0
-        self._threads = [
-            threading.Thread(target=self._loop, name=f"consume-{group}-{i}", daemon=True)
-            for i in range(threads)
-        ]
-        for thread in self._threads:
-            thread.start()
+        super().__init__(self._run, f"consume-{group}", threads)
 
-    def submit(self, batches: Sequence[ConsumeBatch]) -> None:
-        self._work.extend(batches)
-        self._wakeups.offer(self._work)
-
-    def _loop(self) -> None:
-        work, done, wakeups = self._work, self._done, self._wakeups
-        while wakeups.park(work):
-            while True:
-                try:
-                    batch = work.popleft()
-                except IndexError:
-                    break
-                if work:  # more waiting: a peer may start on it while this listener runs
-                    wakeups.cascade(work)
-                self._run(batch)
-                done.append(batch)
-                if self._wake_below > len(work):
-                    self._wake_below = 0  # one set() per wait, not one per batch
-                    self._ready.set()
-
-    def _run(self, batch: ConsumeBatch) -> None:
+    def _run(self, batch: ConsumeBatch) -> bool:
         batch.context = context = ConsumeConcurrentlyContext(batch.queue)
         if batch.pq.dropped or batch.expired:
-            return
+            return True  # reported unrun (status None)
         batch.started_at = started = self._clock()
         # RocketMQ stamps every message with the wall clock before the call; the text is
         # reused for calls starting within _STAMP_REUSE_S of its reading (so it is at most
@@ -173,32 +136,4 @@ class WorkerPool:
         except ListenerKindError as exc:  # settled on the poll thread, which stops on it
             batch.refused = exc
         batch.finished_at = self._clock()
-
-    def backlog(self) -> int:
-        """Batches submitted and not yet taken by a worker."""
-        return len(self._work)
-
-    def wait(self, timeout: float, backlog_below: int | None = None) -> bool:
-        """Block up to ``timeout`` until a batch finished, or with ``backlog_below``, until
-        a batch finished leaving fewer than that many queued. False: timed out."""
-        below = backlog_below if backlog_below is not None else _ANY
-        self._ready.clear()
-        self._wake_below = below
-        # re-checked after announcing the wait, so a worker finishing meanwhile is seen
-        ready = self._done if backlog_below is None else len(self._work) < below
-        woken = bool(ready) or self._ready.wait(timeout)
-        self._wake_below = 0
-        return woken
-
-    def results(self) -> list[ConsumeBatch]:
-        """Every finished batch available now, in the order they finished."""
-        done = self._done
-        out = []
-        while done:
-            out.append(done.popleft())
-        return out
-
-    def shutdown(self) -> None:
-        """Stop the workers once their current listener call returns (does not wait)."""
-        self._work.clear()
-        self._wakeups.close()
+        return True

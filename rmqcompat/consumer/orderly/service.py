@@ -216,7 +216,7 @@ class OrderlyConsumeService:
         msgs = queue.take(self._settings.consume_message_batch_max_size)
         batch = OrderlyBatch(key, state.queue, queue.pq, msgs)
         self._running[key] = batch
-        self._workers.submit(batch)
+        self._workers.submit((batch,))
 
     def _settle(self, batch: OrderlyBatch) -> None:
         if batch.refused is not None:  # stop consuming: nothing of it is committed

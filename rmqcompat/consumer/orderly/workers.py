@@ -10,11 +10,10 @@ all bookkeeping. A batch not yet started can be cancelled, and the poll thread c
 from __future__ import annotations
 
 import enum
-import queue
 import threading
-from collections import deque
 from collections.abc import Callable
 
+from rmqcompat.consumer.handoff import HandOff
 from rmqcompat.consumer.listener import ConsumeOrderlyStatus
 from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
@@ -99,64 +98,26 @@ class OrderlyBatch:
         return self._ended.wait(timeout_s)
 
 
-class OrderlyWorkers:
-    """``threads`` daemon threads running ``run(batch)``, in submission order.
-
-    ``submit`` never blocks. Finished batches are read with :meth:`results`; cancelled
-    ones never run and are not reported.
-    """
+class OrderlyWorkers(HandOff[OrderlyBatch]):
+    """``threads`` listener threads running ``run(batch)`` (:class:`HandOff`), in
+    submission order. Cancelled batches never run and are not reported."""
 
     def __init__(self, run: Callable[[OrderlyBatch], None], group: str, threads: int) -> None:
-        self._run = run
-        self._jobs: queue.SimpleQueue[OrderlyBatch | None] = queue.SimpleQueue()
-        self._done: deque[OrderlyBatch] = deque()
-        self._ready = threading.Event()
-        self._threads = [
-            threading.Thread(target=self._loop, name=f"consume-orderly-{group}-{i}", daemon=True)
-            for i in range(threads)
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._consume = run
+        super().__init__(self._take, f"consume-orderly-{group}", threads)
 
-    def submit(self, batch: OrderlyBatch) -> None:
-        self._jobs.put(batch)
-
-    def _loop(self) -> None:
-        while (batch := self._jobs.get()) is not None:
-            if not batch.begin():
-                continue
-            try:
-                self._run(batch)
-            finally:
-                batch.end()
-                self._done.append(batch)
-                self._ready.set()
-
-    def backlog(self) -> int:
-        """Batches submitted and not yet taken by a thread (cancelled ones included)."""
-        return self._jobs.qsize()
-
-    def wait(self, timeout_s: float) -> bool:
-        """Block up to ``timeout_s`` until a batch finished; False: timed out."""
-        self._ready.clear()
-        return bool(self._done) or self._ready.wait(timeout_s)
-
-    def results(self) -> list[OrderlyBatch]:
-        """Every finished batch available now, in the order they finished."""
-        done, out = self._done, []
-        while done:
-            out.append(done.popleft())
-        return out
+    def _take(self, batch: OrderlyBatch) -> bool:
+        if not batch.begin():
+            return False
+        try:
+            self._consume(batch)
+        finally:
+            batch.end()
+        return True
 
     def shutdown(self) -> None:
         """Stop the threads once their current listener call returns (does not wait);
         batches not started are cancelled."""
-        while True:
-            try:
-                batch = self._jobs.get_nowait()
-            except queue.Empty:
-                break
-            if batch is not None:
-                batch.cancel_or_wait(0)
-        for _ in self._threads:
-            self._jobs.put(None)
+        for batch in self.withdraw():
+            batch.cancel_or_wait(0)
+        super().shutdown()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import threading
 import time
 
+from waiting import collect_finished
+
 from rmqcompat.consumer.dispatch import ConsumeBatch, WorkerPool
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus
-from rmqcompat.consumer.wakeups import Wakeups
 from rmqcompat.message import MessageExt, MessageQueue
 from rmqcompat.process_queue import ProcessQueue
 
@@ -23,21 +24,12 @@ def _batches(n: int, pq: ProcessQueue | None = None) -> list[ConsumeBatch]:
     ]
 
 
-def _collect(pool: WorkerPool, count: int, timeout: float = 5.0) -> list[ConsumeBatch]:
-    out: list[ConsumeBatch] = []
-    deadline = time.monotonic() + timeout
-    while len(out) < count and time.monotonic() < deadline:
-        pool.wait(0.05)
-        out += pool.results()
-    return out
-
-
 def test_every_batch_runs_once_with_its_own_context():
     seen: list[str] = []
     pool = WorkerPool(lambda msgs, ctx: seen.append(msgs[0].msg_id) or OK, "g", 4, time.monotonic)
     try:
         pool.submit(_batches(500))
-        done = _collect(pool, 500)
+        done = collect_finished(pool, 500)
     finally:
         pool.shutdown()
     assert sorted(seen, key=int) == [str(i) for i in range(500)]
@@ -56,9 +48,9 @@ def test_a_stuck_listener_holds_one_thread_only():
     pool = WorkerPool(listener, "g", 2, time.monotonic)
     try:
         pool.submit(_batches(5))
-        done = _collect(pool, 4)
+        done = collect_finished(pool, 4)
         release.set()
-        done += _collect(pool, 1)
+        done += collect_finished(pool, 1)
     finally:
         pool.shutdown()
     assert [b.messages[0].msg_id for b in done][-1] == "0"
@@ -72,7 +64,7 @@ def test_dropped_or_expired_batches_are_skipped():
     pool = WorkerPool(lambda msgs, ctx: calls.append(1) or OK, "g", 1, time.monotonic)
     try:
         pool.submit(_batches(2, pq))
-        done = _collect(pool, 2)
+        done = collect_finished(pool, 2)
     finally:
         pool.shutdown()
     assert calls == [] and [b.status for b in done] == [None, None]
@@ -87,25 +79,6 @@ def test_wait_returns_false_when_nothing_finishes():
         pool.shutdown()
 
 
-def test_wakeups_wake_one_worker_per_offer_and_close_releases_all():
-    wakeups = Wakeups(2)
-    work: list[int] = []
-    results: list[bool] = []
-    threads = [threading.Thread(target=lambda: results.append(wakeups.park(work))) for _ in "ab"]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.05)  # both parked
-    work.append(1)
-    wakeups.offer(work)
-    wakeups.offer(work)  # one woken worker is already on its way: no second wake-up
-    time.sleep(0.05)
-    assert results == [True]
-    wakeups.close()
-    for thread in threads:
-        thread.join(1)
-    assert sorted(results) == [False, True]
-
-
 def test_the_listener_gets_a_copy_so_emptying_it_cannot_change_what_is_settled():
     def drain(msgs, ctx):
         while msgs:  # a common idiom; RocketMQ hands out an unmodifiable list
@@ -115,7 +88,7 @@ def test_the_listener_gets_a_copy_so_emptying_it_cannot_change_what_is_settled()
     pool = WorkerPool(drain, "g", 1, time.monotonic)
     try:
         pool.submit(_batches(3))
-        done = _collect(pool, 3)
+        done = collect_finished(pool, 3)
     finally:
         pool.shutdown()
     assert [[m.msg_id for m in b.messages] for b in done] == [["0"], ["1"], ["2"]]
