@@ -14,8 +14,9 @@ refresh is not the answer anyway: at 10 s, a SIGKILLed broker made the group reb
 every 10 s.
 
 RocketMQ's clients re-balance every 20 s from the full list of members. Here each member
-(of a CLUSTERING push consumer's group, or of the forwarder group, for the level topics
-of its delay table) asks every :data:`CHECK_INTERVAL_S` how its group is assigned and
+(of a CLUSTERING push consumer's group, of the forwarder group, for the level topics of
+its delay table, or of a transaction producer's check group, for the half and op topics)
+asks every :data:`CHECK_INTERVAL_S` how its group is assigned and
 how many partitions its subscribed topics have, and rejoins (leaves the group and joins
 it again: a rebalance, with fresh metadata) when some partition was owned by no member
 of the stable group at two checks in a row: a cooperative rebalance leaves a partition

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from rmqcompat.clock import Clock
 from rmqcompat.closing import close_group_member
+from rmqcompat.consumer.unowned import UnownedWatch
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import (
@@ -58,8 +61,12 @@ class CheckService:
         ender: TransactionEnder,
         checker: Checker,
         clock_ms: Clock,
+        admin_settings: Mapping[str, Any] | None = None,
     ) -> None:
         self._settings = dict(consumer_settings)
+        #: for the unowned-partition check (:mod:`rmqcompat.consumer.unowned`); None: none
+        self._admin_settings = admin_settings
+        self._unowned: UnownedWatch | None = None
         self._half_topic = to_kafka_topic(TRANS_HALF_TOPIC, namespace)
         self._op_topic = to_kafka_topic(TRANS_OP_HALF_TOPIC, namespace)
         self._decoder = TopicDecoder.of(self._half_topic)
@@ -76,18 +83,28 @@ class CheckService:
 
     def start(self) -> None:
         consumer = Consumer(self._settings)
-        consumer.subscribe(
-            [self._half_topic, self._op_topic], on_assign=self._on_assign, on_revoke=self._on_revoke
-        )
+        self._subscribe(consumer)
         self._consumer = consumer
+        if self._admin_settings is not None:
+            admin = AdminClient(dict(self._admin_settings))
+            group_id = self._settings["group.id"]
+            topics = [self._half_topic, self._op_topic]
+            self._unowned = UnownedWatch(admin, group_id, topics, time.monotonic)
         name = f"rmqcompat-trans-check-{self._pending.group}"
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+
+    def _subscribe(self, consumer: Consumer) -> None:
+        consumer.subscribe(
+            [self._half_topic, self._op_topic], on_assign=self._on_assign, on_revoke=self._on_revoke
+        )
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        if self._unowned is not None:
+            self._unowned.close()
         if self._consumer is not None:
             self._commit(asynchronous=False)
             close_group_member(self._consumer)
@@ -105,6 +122,12 @@ class CheckService:
                     self._read(record)
                 self._check_due(consumer)
                 self._commit(asynchronous=True)
+                if self._unowned is not None and self._unowned.due():
+                    # a half or op partition no member owns: its halves would never be
+                    # checked; leave the group and join again, so that its leader assigns it
+                    _log.info("check group of %s: rejoining", self._pending.group)
+                    consumer.unsubscribe()
+                    self._subscribe(consumer)
         except BaseException as exc:  # the thread must say why it ended
             _log.exception("check service of %s stopped", self._pending.group)
             self.error = exc

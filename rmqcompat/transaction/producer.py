@@ -112,6 +112,7 @@ class TransactionMQProducer(Lifecycle):
             self._ender,
             self._check,
             clock_ms,
+            admin_settings=self.client.librdkafka("admin"),
         )
         self._state = "created"
         self._lock = threading.Lock()

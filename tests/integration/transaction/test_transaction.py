@@ -210,6 +210,33 @@ def test_another_instance_of_the_group_checks_what_a_stopped_one_left(
     assert listener.checked == [result.msg_id]
 
 
+def test_when_a_half_partition_stays_unowned_the_check_service_rejoins_and_goes_on(
+    tx: Any, topic: str, kafka_bootstrap: str, namespace: str
+) -> None:
+    """A half partition no member owns would never be checked: the check service leaves
+    its group and joins again (rmqcompat.consumer.unowned), then checks as before."""
+    listener = Listener(UNKNOW, [COMMIT])
+    producer = tx(listener, check=CheckSettings(check_immunity_time_s=2.0, check_interval_s=1.0))
+    checks = producer._checks
+    assert wait_for(lambda: bool(checks._owned)), "the check group's first assignment"
+    assigned = threading.Event()
+    on_assign = checks._on_assign
+
+    def recorded(consumer: Any, partitions: Any) -> None:
+        on_assign(consumer, partitions)
+        assigned.set()
+
+    checks._on_assign = recorded  # type: ignore[method-assign]
+    # the unowned-partition check finds one, once
+    assert checks._unowned is not None
+    verdicts = [True]
+    checks._unowned.due = lambda: bool(verdicts) and verdicts.pop()  # type: ignore[method-assign]
+    assert assigned.wait(30), "the check group joined again"
+    result = producer.send_message_in_transaction(Message(topic, b"x"))
+    assert wait_for(lambda: read_ids(kafka_bootstrap, topic, namespace, 0.5) == [result.msg_id])
+    assert listener.checked == [result.msg_id]
+
+
 def test_half_message_settings_are_validated_before_io() -> None:
     from rmqcompat.errors import ConfigError, InvalidNameError
 
