@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from confluent_kafka import Consumer, Producer
 
@@ -26,7 +28,9 @@ def close_producer(producer: Producer) -> None:
     producer.close()
 
 
-def close_group_member(consumer: Consumer, timeout_s: float = LEAVE_TIMEOUT_S) -> None:
+def close_group_member(
+    consumer: Consumer, settings: Mapping[str, Any], timeout_s: float = LEAVE_TIMEOUT_S
+) -> None:
     """Leave the consumer group while the client is still open, then close it.
 
     ``Consumer.close()`` serves a rebalance event that is still queued (a member joined
@@ -37,15 +41,18 @@ def close_group_member(consumer: Consumer, timeout_s: float = LEAVE_TIMEOUT_S) -
     to serve. Polled records are dropped: their offsets were never committed, so the
     partition's next owner reads them again. Call it on the thread that polls the
     consumer (or once that thread has ended); the rebalance callbacks run on it.
+    ``settings`` are the consumer's own (its ``group.protocol`` decides what to wait for).
     """
+    classic = str(settings.get("group.protocol", "classic")).lower() == "classic"
     try:
         consumer.unsubscribe()
         deadline = time.monotonic() + timeout_s
         consumer.poll(0)  # serves a rebalance event queued before the unsubscribe
-        # An empty assignment alone is not enough: amid an eager rebalance the assignment
-        # is empty while the new one is still on its way, and the unsubscribe waits for it.
-        # librdkafka clears the member id only once the unsubscribe took effect.
-        while consumer.assignment() or consumer.memberid() is not None:
+        # The classic protocol: an empty assignment alone is not enough, for amid an eager
+        # rebalance the assignment is empty while the new one is on its way and the
+        # unsubscribe waits for it; librdkafka clears the member id only once the
+        # unsubscribe took effect. The consumer protocol (KIP-848) keeps its member id.
+        while consumer.assignment() or (classic and consumer.memberid() is not None):
             if time.monotonic() >= deadline:
                 _log.warning("consumer still in its group %.0f s after leaving; closing", timeout_s)
                 break

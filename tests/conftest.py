@@ -99,6 +99,10 @@ BROKER_GAPS: dict[str, dict[str, str]] = {
             "close_group_member and with a plain close() alike, 2 of 2 probes of "
             "2026-11-26); Apache Kafka hands both partitions over at once"
         ),
+        "test_close_group_member.py::test_a_member_of_the_consumer_protocol_leaves_without_waiting_for_its_member_id": (  # noqa: E501
+            "Tansu 0.6.0 does not serve KIP-848's consumer group protocol: a member with "
+            "group.protocol=consumer was given no partition within 60 s (2026-11-26)"
+        ),
     },
     "noida": {
         "test_consumer_kill.py::test_consumer_sigkilled_mid_batch_loses_nothing": (

@@ -156,6 +156,7 @@ class DefaultMQPushConsumer(Lifecycle):
         self._engine: Engine | None = None
         self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None
+        self._consumer_config: dict[str, Any] = {}
         self._service: ConsumeService | None = None
         self._unowned: UnownedWatch | None = None
         self._error: BaseException | None = None
@@ -268,7 +269,7 @@ class DefaultMQPushConsumer(Lifecycle):
             partitions = Partitions(s, commit_writer(consumer), self._orderly)
             m = Membership(s, self._subs, partitions, incremental)
             m.subscribe(consumer)
-        self._consumer = consumer
+        self._consumer, self._consumer_config = consumer, config
         return consumer, partitions, m
 
     def _run(self) -> None:
@@ -323,7 +324,7 @@ class DefaultMQPushConsumer(Lifecycle):
             if self.settings.broadcasting:
                 self._consumer.close()
             else:
-                close_group_member(self._consumer)
+                close_group_member(self._consumer, self._consumer_config)
         if self._service is not None:
             self._service.shutdown()
         if self._unowned is not None:

@@ -126,6 +126,7 @@ class DelayForwarder(Lifecycle):
         self._clock = clock
         self._loop: ForwardLoop | None = None
         self._consumer: Consumer | None = None
+        self._consumer_settings: dict[str, Any] = {}
         self._unowned: UnownedWatch | None = None
         self._server: MetricsServer | None = None
         self._thread: threading.Thread | None = None
@@ -186,7 +187,8 @@ class DelayForwarder(Lifecycle):
     def _build_loop(self) -> ForwardLoop:
         loop_settings = LoopSettings(self.config.levels, self.config.namespace, hold=self._hold)
         contact = self._contact = BrokerContact(self._contact_timeout_s)
-        self._consumer = Consumer(contact.observe(fs.consumer_settings(self.config)))
+        self._consumer_settings = contact.observe(fs.consumer_settings(self.config))
+        self._consumer = Consumer(self._consumer_settings)
         producer = Producer(contact.observe(fs.producer_settings(self.config)))
         recalls = RecallReader(self.config)
         loop = ForwardLoop(
@@ -224,7 +226,7 @@ class DelayForwarder(Lifecycle):
         finally:
             loop.stopping = True
             unowned.close()
-            close_group_member(consumer)
+            close_group_member(consumer, self._consumer_settings)
             loop.close_recalls()
             loop.close_producer()
             self.tracer.close()

@@ -107,7 +107,7 @@ class CheckService:
             self._unowned.close()
         if self._consumer is not None:
             self._commit(asynchronous=False)
-            close_group_member(self._consumer)
+            close_group_member(self._consumer, self._settings)
 
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()

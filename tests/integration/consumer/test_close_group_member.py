@@ -17,26 +17,32 @@ pytestmark = pytest.mark.slow
 
 #: long enough for the unpolled member's heartbeat to learn of the rebalance
 HEARTBEATS_S = 2.0
+#: settings the consumer protocol refuses (the broker assigns, and times the session)
+_CLASSIC_ONLY = ("partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms")
 
 
 @pytest.fixture
-def eager_group(
+def group_config(
     kafka_bootstrap: str, unique_name: Callable[[str], str], client_overrides: dict[str, str | int]
-) -> Iterator[Callable[[], Consumer]]:
-    """Factory of consumers of one new group with the eager ``range`` assignor (librdkafka's
-    default), closed at the end in case the test did not."""
-    group = unique_name("close")
+) -> dict[str, str | int]:
+    """Consumers of one new group with the eager ``range`` assignor (librdkafka's
+    default, on the classic protocol)."""
+    return {
+        **client_overrides,
+        "bootstrap.servers": kafka_bootstrap,
+        "group.id": unique_name("close"),
+        "partition.assignment.strategy": "range",
+    }
+
+
+@pytest.fixture
+def member(group_config: dict[str, str | int]) -> Iterator[Callable[[], Consumer]]:
+    """Factory of members of ``group_config``'s group, closed at the end in case the test
+    did not."""
     made: list[Consumer] = []
 
     def make() -> Consumer:
-        consumer = Consumer(
-            {
-                **client_overrides,
-                "bootstrap.servers": kafka_bootstrap,
-                "group.id": group,
-                "partition.assignment.strategy": "range",
-            }
-        )
+        consumer = Consumer(group_config)
         made.append(consumer)
         return consumer
 
@@ -53,14 +59,17 @@ def _assigned(consumer: Consumer) -> list[tuple[str, int]]:
 
 
 def test_a_rebalance_nobody_polled_is_served_before_the_client_closes(
-    eager_group: Callable[[], Consumer], kafka_bootstrap: str, namespace: str
+    member: Callable[[], Consumer],
+    group_config: dict[str, str | int],
+    kafka_bootstrap: str,
+    namespace: str,
 ) -> None:
     """A member joins while the first one is not polled: the first one's revoke is queued.
     ``Consumer.close()`` would serve it only after the group terminated, where the
     callback's ``unassign`` can wait for ever (librdkafka issue 4884) and any call to the
     client fails with _DESTROY; :func:`close_group_member` serves it first."""
     topic = create_topic(kafka_bootstrap, "closing", namespace, partitions=2)
-    first = eager_group()
+    first = member()
     answers: list[str] = []
 
     def on_revoke(consumer: Consumer, tps: list[TopicPartition]) -> None:
@@ -73,13 +82,13 @@ def test_a_rebalance_nobody_polled_is_served_before_the_client_closes(
 
     first.subscribe([topic], on_revoke=on_revoke)
     wait_until(lambda: first.poll(0.1) is None and len(first.assignment()) == 2, what="assigned")
-    second = eager_group()
+    second = member()
     second.subscribe([topic])
     deadline = time.monotonic() + HEARTBEATS_S
     while time.monotonic() < deadline:  # the first member is not polled meanwhile
         second.poll(0.1)
 
-    close_group_member(first)
+    close_group_member(first, group_config)
 
     assert answers == [f"assignment {[(topic, 0), (topic, 1)]}"]
     wait_until(
@@ -89,24 +98,53 @@ def test_a_rebalance_nobody_polled_is_served_before_the_client_closes(
 
 
 def test_a_failing_revoke_callback_is_logged_and_the_client_closes_anyway(
-    eager_group: Callable[[], Consumer],
+    member: Callable[[], Consumer],
+    group_config: dict[str, str | int],
     kafka_bootstrap: str,
     namespace: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     topic = create_topic(kafka_bootstrap, "closing", namespace)
-    member = eager_group()
+    only = member()
 
     def on_revoke(consumer: Consumer, tps: list[TopicPartition]) -> None:
         raise ValueError("the listener's bug")
 
-    member.subscribe([topic], on_revoke=on_revoke)
-    wait_until(lambda: member.poll(0.1) is None and member.assignment(), what="assigned")
+    only.subscribe([topic], on_revoke=on_revoke)
+    wait_until(lambda: only.poll(0.1) is None and only.assignment(), what="assigned")
 
     with caplog.at_level(logging.ERROR, logger="rmqcompat.closing"):
-        close_group_member(member)
+        close_group_member(only, group_config)
 
     assert "leaving the consumer group failed" in caplog.text
     assert "the listener's bug" in caplog.text
     with pytest.raises(RuntimeError, match="closed"):
-        member.assignment()
+        only.assignment()
+
+
+def test_a_member_of_the_consumer_protocol_leaves_without_waiting_for_its_member_id(
+    group_config: dict[str, str | int],
+    kafka_bootstrap: str,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """KIP-848's protocol keeps the member id after the member left: waiting for it to
+    clear, as the classic protocol allows, would wait out the deadline on every close."""
+    topic = create_topic(kafka_bootstrap, "closing", namespace)
+    config = {k: v for k, v in group_config.items() if not k.startswith(_CLASSIC_ONLY)}
+    config["group.protocol"] = "consumer"
+    revoked: list[int] = []
+    consumer = Consumer(config)
+
+    def on_revoke(c: Consumer, tps: list[TopicPartition]) -> None:
+        revoked.append(len(tps))
+        c.incremental_unassign(tps)
+
+    consumer.subscribe([topic], on_revoke=on_revoke)
+    wait_until(lambda: consumer.poll(0.1) is None and consumer.assignment(), what="assigned")
+
+    with caplog.at_level(logging.WARNING, logger="rmqcompat.closing"):
+        close_group_member(consumer, config, timeout_s=30)
+
+    assert revoked == [1]
+    assert "still in its group" not in caplog.text

@@ -73,13 +73,12 @@ def test_a_paused_partition_that_comes_back_after_a_rebalance_is_fetched_again(e
     consumer.register_message_listener(rec)
     with consumer:
         wait_until(lambda: consumer.stats().get(key, {}).get("paused"), what="pause")
-        member = Consumer(
-            {
-                **eager,
-                "bootstrap.servers": env.bootstrap,
-                "group.id": kafka_group_id(env.group, env.ns),
-            }
-        )
+        member_config = {
+            **eager,
+            "bootstrap.servers": env.bootstrap,
+            "group.id": kafka_group_id(env.group, env.ns),
+        }
+        member = Consumer(member_config)
         try:
             member.subscribe([other])
             # the partition came back: its fresh state has no pause on record
@@ -92,7 +91,7 @@ def test_a_paused_partition_that_comes_back_after_a_rebalance_is_fetched_again(e
             release.set()
             wait_until(lambda: set(rec.ids()) >= set(ids), what="all delivered after the rebalance")
         finally:
-            close_group_member(member)
+            close_group_member(member, member_config)
     assert env.offset() == 60
 
 
