@@ -98,8 +98,9 @@ class DevBroker(StartStop):
         """
         return f"{HOST}:{self._port_or_fail()}"
 
-    def start(self) -> str:
-        """Spawn the broker and wait until it answers a metadata request.
+    def start(self, timeout_s: float | None = None) -> str:
+        """Spawn the broker and wait until it answers a metadata request, at most
+        ``timeout_s`` (default: the kind's start timeout).
 
         The first start of the ``kafka`` kind fetches its jars from Maven Central (once per
         machine and version; see :mod:`rmqcompat.devbroker.apache_kafka`).
@@ -120,7 +121,7 @@ class DevBroker(StartStop):
         ensure_port_free(self._port)
         try:
             self._spawn(self._flavour.launch(HOST, self._port, self._ensure_data_dir()))
-            self._wait_until_serving()
+            self._wait_until_serving(timeout_s or self._flavour.start_timeout_s)
         except BaseException:  # Ctrl-C included: no process or temporary directory left
             self.stop()
             raise
@@ -205,10 +206,9 @@ class DevBroker(StartStop):
         self._data_dir.mkdir(parents=True, exist_ok=True)
         return self._data_dir
 
-    def _wait_until_serving(self) -> None:
+    def _wait_until_serving(self, timeout_s: float) -> None:
         # A port that accepts connections is not enough: Apache Kafka binds its listener
         # before it has joined its own quorum, and answers nothing until it is unfenced.
-        timeout_s = self._flavour.start_timeout_s
         deadline = time.monotonic() + timeout_s
         while not accepts_connections(self._port_or_fail()):
             self._fail_if_exited()
