@@ -18,6 +18,7 @@ Apache Kafka is the target; the Tansu run keeps the embedded default honest.
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import os
 import re
@@ -55,6 +56,10 @@ _MARKER_BY_FOLDER = {
     "spark": "spark",
     "docs": "integration",
 }
+#: How long the interpreter may take to exit once pytest is done (threads joined, clients
+#: destroyed) before the pass is ended with every thread's stack on stderr: a client stuck
+#: inside librdkafka at exit would otherwise hold the run until CI's own limit.
+EXIT_GRACE_S = 120.0
 _NAME_PREFIX = re.compile(r"[a-zA-Z0-9_-]+")
 # Tansu completes a group join after half the session timeout, so a short one makes joins
 # take ~1 s instead of ~23 s; 500 ms causes endless rebalances there. noida-db, like Apache
@@ -136,6 +141,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "broker_gap(kind, reason): skipped on that broker; see BROKER_GAPS"
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    faulthandler.dump_traceback_later(EXIT_GRACE_S, exit=True, file=sys.__stderr__)
 
 
 def _configured_dev_kind() -> DevBrokerKind:

@@ -74,15 +74,6 @@ class Membership:
             on_lost=self.on_lost,
         )
 
-    def rejoin(self, consumer: Consumer) -> None:
-        """CLUSTERING: leave the group and join it again, so that it rebalances and its
-        leader reads the topics' metadata afresh. This member's partitions are revoked
-        (committed) and assigned again. librdkafka ignores a subscribe to the topics it
-        is subscribed to already: measured, no rebalance followed."""
-        _log.info("group %s: rejoining", self._group)
-        consumer.unsubscribe()
-        self.subscribe(consumer)
-
     def on_assign(self, consumer: Consumer, tps: list[TopicPartition]) -> None:
         try:
             positions = self.begin(consumer, tps, _stored(consumer, tps))

@@ -232,8 +232,7 @@ class DefaultMQPushConsumer(Lifecycle):
         self._unowned = watch
 
         def check() -> None:
-            if watch.due():
-                membership.rejoin(consumer)
+            watch.rejoin_if_due(consumer, membership.subscribe)
 
         return check
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from confluent_kafka import ConsumerGroupState, KafkaException, TopicCollection
+from confluent_kafka import Consumer, ConsumerGroupState, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 
 from rmqcompat.wire import Key
@@ -87,6 +87,20 @@ class UnownedWatch:
             )
             self._suspects = set()
         return bool(both)
+
+    def rejoin_if_due(self, consumer: Consumer, subscribe: Callable[[Consumer], None]) -> bool:
+        """Leave the group and join it again with ``subscribe`` when :meth:`due` says so.
+
+        Leaving makes the group rebalance, and its leader reads the topics' metadata
+        afresh; this member's partitions are revoked (committed) and assigned again. A
+        subscribe alone would not do: librdkafka ignores a subscribe to the topics it is
+        subscribed to already (measured: no rebalance followed).
+        """
+        if not self.due():
+            return False
+        consumer.unsubscribe()
+        subscribe(consumer)
+        return True
 
     def close(self) -> None:
         """Let the admin client go (it has no close: it ends once nothing refers to it),

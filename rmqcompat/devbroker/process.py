@@ -121,7 +121,8 @@ class DevBroker(StartStop):
         ensure_port_free(self._port)
         try:
             self._spawn(self._flavour.launch(HOST, self._port, self._ensure_data_dir()))
-            self._wait_until_serving(timeout_s or self._flavour.start_timeout_s)
+            wait_s = self._flavour.start_timeout_s if timeout_s is None else timeout_s
+            self._wait_until_serving(wait_s)
         except BaseException:  # Ctrl-C included: no process or temporary directory left
             self.stop()
             raise

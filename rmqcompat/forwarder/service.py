@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
@@ -209,16 +210,13 @@ class DelayForwarder(Lifecycle):
         loop, consumer, unowned = self._loop, self._consumer, self._unowned
         # set by start() before the thread
         assert loop is not None and consumer is not None and unowned is not None
+        resubscribe = partial(self._subscribe, loop=loop)
         self.tracer.start()
         try:
             while not loop.stopping:
                 loop.step()
-                if unowned.due():
-                    # a level partition no forwarder owns (rmqcompat.consumer.unowned): leave
-                    # the group and join again, so that its leader assigns it
-                    log.info("forwarder group %s: rejoining", self.group)
-                    consumer.unsubscribe()
-                    self._subscribe(consumer, loop)
+                # a level partition no forwarder owns (rmqcompat.consumer.unowned)
+                unowned.rejoin_if_due(consumer, resubscribe)
             loop.close()
         except BaseException as exc:  # the thread must record why it ended
             log.exception("delay-forwarder stopped on an error")

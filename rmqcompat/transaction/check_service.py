@@ -122,12 +122,9 @@ class CheckService:
                     self._read(record)
                 self._check_due(consumer)
                 self._commit(asynchronous=True)
-                if self._unowned is not None and self._unowned.due():
-                    # a half or op partition no member owns: its halves would never be
-                    # checked; leave the group and join again, so that its leader assigns it
-                    _log.info("check group of %s: rejoining", self._pending.group)
-                    consumer.unsubscribe()
-                    self._subscribe(consumer)
+                if self._unowned is not None:
+                    # a half or op partition no member owns: its halves would never be checked
+                    self._unowned.rejoin_if_due(consumer, self._subscribe)
         except BaseException as exc:  # the thread must say why it ended
             _log.exception("check service of %s stopped", self._pending.group)
             self.error = exc

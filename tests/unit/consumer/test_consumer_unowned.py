@@ -149,16 +149,17 @@ class _Consumer:
 
 def test_rejoining_leaves_the_group_before_subscribing_again():
     """librdkafka ignores a subscribe to the topics it has already: no rebalance."""
-    from rmqcompat.config import ClientConfig
-    from rmqcompat.consumer.membership import Membership
-    from rmqcompat.consumer.partitions import Partitions
-    from rmqcompat.consumer.settings import ConsumerSettings
-    from rmqcompat.consumer.subscriptions import Subscriptions
-
-    settings = ConsumerSettings("g", ClientConfig("127.0.0.1:1"))
-    subs = Subscriptions("g", "")
-    subs.add("Orders", "*")
-    membership = Membership(settings, subs, Partitions(settings, lambda o, a: None), True)
+    admin = _Admin([("Orders", 0)], {"Orders": 1, "retry": 1})
+    clock = _Clock()
+    watch = UnownedWatch(admin, "g", ["Orders", "retry"], clock, interval_s=10.0)  # type: ignore[arg-type]
     consumer = _Consumer()
-    membership.rejoin(consumer)  # type: ignore[arg-type]
-    assert consumer.calls == [("unsubscribe", []), ("subscribe", subs.physical_topics())]
+
+    def subscribe(c: _Consumer) -> None:
+        c.subscribe(["Orders", "retry"])
+
+    rejoined = []
+    for _ in range(6):
+        clock.now += 5.0
+        rejoined.append(watch.rejoin_if_due(consumer, subscribe))  # type: ignore[arg-type]
+    assert rejoined == [False] * 5 + [True]
+    assert consumer.calls == [("unsubscribe", []), ("subscribe", ["Orders", "retry"])]

@@ -25,3 +25,12 @@ def test_start_waits_the_timeout_it_is_given_instead_of_the_kinds():
         broker.start(timeout_s=0.3)
     assert time.monotonic() - started < 30  # not the kind's 60 s
     assert broker._process is None  # stopped on the way out
+
+
+def test_a_zero_timeout_is_taken_as_given_not_as_the_kinds():
+    broker = DevBroker(kind="tansu")
+    broker._flavour = replace(broker._flavour, launch=_silent, start_timeout_s=60.0)
+    started = time.monotonic()
+    with pytest.raises(DevBrokerError, match=r"did not accept connections"):
+        broker.start(timeout_s=0)
+    assert time.monotonic() - started < 30
