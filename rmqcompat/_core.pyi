@@ -1,6 +1,7 @@
 # The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
 # Each function has exactly the signature of its pure-Python reference.
 
+from rmqcompat.forwarder.plan import plain_release as plain_release
 from rmqcompat.message_id import MessageIds as MessageIds
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_events as consume_events

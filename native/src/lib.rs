@@ -354,6 +354,106 @@ fn pack_events<'py>(
     Ok(records)
 }
 
+/// `rmqcompat.parking.MAX_PARK_LAG_MS` and `rmqcompat.forwarder.schedule.CLOCK_JUMP_MS`
+/// (the parity tests run records at both bounds through this and the Python rules).
+const MAX_PARK_LAG_MS: i128 = 1_000;
+const CLOCK_JUMP_MS: i128 = 60_000;
+
+/// A property as an integer the way `rmqcompat.properties.decode_int` reads it (an
+/// optional sign, then ASCII digits), `Err(())` when it is not one. Beyond a Java long it
+/// is held at +-2^100: every rule that reads it then decides as with the exact number.
+fn int_of_property(properties: &Bound<'_, PyDict>, name: &str) -> Result<Option<i128>, ()> {
+    let Ok(Some(value)) = properties.get_item(name) else {
+        return Ok(None);
+    };
+    let Ok(text) = value.cast::<PyString>() else {
+        return Err(());
+    };
+    let Ok(text) = text.to_str() else {
+        return Err(());
+    };
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(());
+    }
+    let beyond = if negative {
+        -(1i128 << 100)
+    } else {
+        1i128 << 100
+    };
+    Ok(Some(text.parse::<i64>().map_or(beyond, i128::from)))
+}
+
+/// The common case of the forwarder's plan of a parked record, or `None` for the rest:
+/// the counterpart of `rmqcompat.forwarder.plan.plain_release` (see it for the case).
+#[pyfunction]
+fn plain_release<'py>(
+    py: Python<'py>,
+    headers: &Bound<'py, PyAny>,
+    append_ms: Option<i64>,
+    level_delay_ms: i64,
+    now_ms: i64,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let Some(properties) = decode_headers(py, headers)? else {
+        return Ok(None);
+    };
+    if properties.contains("TIMER_DELIVER_MS")? {
+        return Ok(None);
+    }
+    let real_topic = properties.get_item("REAL_TOPIC")?;
+    let Some(real_topic) = real_topic.filter(|t| t.is_truthy().unwrap_or(false)) else {
+        return Ok(None);
+    };
+    let Ok(Some(stamped)) = int_of_property(&properties, "DUE_TIME") else {
+        return Ok(None);
+    };
+    let Ok(real_qid) = int_of_property(&properties, "REAL_QID") else {
+        return Ok(None);
+    };
+    let Ok(real_qid) = i64::try_from(real_qid.unwrap_or(-1)) else {
+        return Ok(None); // -1: parking.ANY_QUEUE
+    };
+    if real_qid < -1 {
+        return Ok(None);
+    }
+    let (delay, now) = (i128::from(level_delay_ms), i128::from(now_ms));
+    let mut due = stamped;
+    if let Some(append_ms) = append_ms {
+        let latest = i128::from(append_ms) + delay;
+        let lag = MAX_PARK_LAG_MS.min(delay.div_euclid(2));
+        due = latest.min(due.max(latest - lag));
+    }
+    if due > now + delay + CLOCK_JUMP_MS {
+        due = now;
+    }
+    let Ok(due) = i64::try_from(due) else {
+        return Ok(None); // from a DUE_TIME or an append time at the end of a long
+    };
+    let kept = if due <= now_ms {
+        let kept = PyList::empty(py);
+        for pair in headers.cast::<PyList>()?.iter() {
+            if pair.cast::<PyTuple>()?.get_item(0)?.cast::<PyString>()? != "DUE_TIME" {
+                kept.append(pair)?;
+            }
+        }
+        kept.into_any()
+    } else {
+        py.None().into_bound(py)
+    };
+    let fields = [
+        due.into_pyobject(py)?.into_any(),
+        properties.into_any(),
+        real_topic,
+        real_qid.into_pyobject(py)?.into_any(),
+        kept,
+    ];
+    Ok(Some(PyTuple::new(py, fields)?))
+}
+
 /// Client-generated message ids: the counterpart of `rmqcompat.message_id.MessageIds`.
 /// Each id is the 16 upper-case hex digits of `prefix`, then the seconds since the epoch
 /// and a per-source counter, 4 bytes each, big-endian, in upper-case hex. The counter is
@@ -468,6 +568,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(consume_events, module)?)?;
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
+    module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_class::<MessageIds>()?;
     Ok(())
 }

@@ -11,11 +11,13 @@ A forwarded record keeps ``REAL_TOPIC``, ``REAL_QID`` and ``DELAY`` (as RocketMQ
 partition ``REAL_QID`` of its real topic, or to the partition its key picks when that is
 :data:`rmqcompat.parking.ANY_QUEUE`.
 
-This runs once per forwarded record, so the common case (no timer property) is a fast
-path: it keeps the record's raw header bytes minus ``DUE_TIME`` instead of
-re-encoding every property, and it validates and maps each real topic name once
-(:class:`Planner` caches it). Timer messages take the general path through
-:func:`rmqcompat.parking.release`; a unit test pins both paths to the same output.
+This runs once per forwarded record, so the common case (well-formed headers, no timer
+property) is a fast path, :func:`plain_release` (compiled where the core is built): it keeps
+the record's raw header bytes minus ``DUE_TIME`` instead of re-encoding every property, and
+the real topic name is validated and mapped once (:class:`Planner` caches it). Anything
+else (timer messages, any property the rules refuse) takes the general path through
+:func:`rmqcompat.parking.release`, which also names what makes a record a poison one; a
+unit test pins both paths to the same output.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
 
 from rmqcompat import parking
 from rmqcompat import properties as props
+from rmqcompat.core import CORE
 from rmqcompat.errors import ConfigError, InvalidNameError, MalformedHeaderError
 from rmqcompat.forwarder.schedule import corrected_due, is_due
-from rmqcompat.properties import Headers
+from rmqcompat.properties import JAVA_LONG_MAX, Headers
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic, validate_topic
-from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties
+from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties, decode_well_formed
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,49 @@ class Quarantine:
 Plan = Wait | Forward | Quarantine
 _BAD_RECORD = (MalformedHeaderError, InvalidNameError, ConfigError)
 
+#: What :func:`plain_release` finds: (due time acted on, properties, REAL_TOPIC, REAL_QID,
+#: the headers to forward, or None while the record is not due).
+PlainRelease = tuple[int, dict[str, str], str, int, list[tuple[str, bytes | None]] | None]
+_LONG_MIN = -JAVA_LONG_MAX - 1
+
+
+def plain_release(
+    headers: object, append_ms: int | None, level_delay_ms: int, now_ms: int
+) -> PlainRelease | None:
+    """The common case of :meth:`Planner.plan_read` in one call, or None for the rest.
+
+    The common case: ``headers`` decode as well-formed properties (``decode_well_formed``)
+    without ``TIMER_DELIVER_MS``, with a ``REAL_TOPIC``, every number the rules read
+    (``DUE_TIME``, ``REAL_QID``) valid, and the due time and ``REAL_QID`` within a Java
+    long. None sends the record down the general path, which decides the same way and
+    names what is wrong with a poison record: this never decides a quarantine. The
+    pure-Python reference of the core's
+    ``plain_release`` (``tests/unit/test_core_parity.py``).
+    """
+    properties = decode_well_formed(headers)
+    if properties is None or props.TIMER_DELIVER_MS in properties:
+        return None
+    real_topic = properties.get(props.REAL_TOPIC)
+    if not real_topic:
+        return None
+    try:
+        due = parking.due_time(properties, append_ms=append_ms, level_delay_ms=level_delay_ms)
+        real_qid = parking.real_qid(properties)
+    except MalformedHeaderError:
+        return None
+    due = corrected_due(due, now_ms, level_delay_ms)
+    # a due time outside a long comes only from a DUE_TIME or an append time at its end
+    if not _LONG_MIN <= due <= JAVA_LONG_MAX or real_qid > JAVA_LONG_MAX:
+        return None
+    if not is_due(due, now_ms):
+        return due, properties, real_topic, real_qid, None
+    assert isinstance(headers, list)  # decode_well_formed read it as one
+    kept = [h for h in headers if h[0] not in parking.RELEASE_STRIPS]
+    return due, properties, real_topic, real_qid, kept
+
+
+_plain_release = plain_release if CORE is None else CORE.plain_release
+
 
 class Planner:
     """:func:`plan_head` for one delay table and namespace."""
@@ -78,6 +124,18 @@ class Planner:
     ) -> Plan:
         """:meth:`plan` for a record whose ``headers()`` the caller has read already (each
         call of confluent's builds them anew)."""
+        plain = _plain_release(headers, _append_ms(record), level_delay_ms, now_ms)
+        if plain is not None:
+            due, properties, real_topic, real_qid, kept = plain
+            try:  # an unusable real topic is set aside at once, due or not
+                topic = self._physical_topic(real_topic)
+            except _BAD_RECORD as exc:
+                return self._quarantine(record, exc)
+            if kept is None:
+                return Wait(due)
+            value, key = record.value() or b"", record.key()
+            forwarded = OutgoingRecord(topic, value, key, kept, _partition(real_qid))
+            return Forward(forwarded, due, False, properties)
         try:
             properties = decode_properties(headers)
             due = parking.due_time(

@@ -20,12 +20,13 @@ from unittest import mock
 
 import pytest
 from confluent_kafka import Message
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rmqcompat import message_id, wire
 from rmqcompat import properties as props
 from rmqcompat.core import PURE_PYTHON_ENV
+from rmqcompat.forwarder import plan
 from rmqcompat.message import MessageExt
 from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
@@ -203,6 +204,64 @@ def test_trace_records_are_packed_the_same_compiled_and_pure(
 ) -> None:
     args = (events, header, max_events, max_bytes)
     assert _result(_compiled().pack_events, *args) == _result(batch.pack_events, *args)
+
+
+#: The forwarder's clock and the records' append times: a fixed now, times around it.
+FORWARD_NOW = 1_700_000_000_000
+LONG_LIMITS = [2**63 - 1, 2**63, -(2**63), -(2**63) - 1]
+OFFSETS = st.integers(-70_000, 70_000) | st.sampled_from([-1000, -501, -500, 499, 500, 1000])
+DUE_TEXT = (
+    OFFSETS.map(lambda d: str(FORWARD_NOW + d))
+    | st.sampled_from([*map(str, LONG_LIMITS), "+5", "-5", "007", "", "x1", "1_0", "--1", "٣"])
+    | TEXT
+)
+QID_TEXT = st.sampled_from(["0", "3", "-1", "-2", "+1", "x", "", *map(str, LONG_LIMITS)]) | TEXT
+PARKED_NAMES = [props.DUE_TIME, props.REAL_TOPIC, props.REAL_QID, props.TIMER_DELIVER_MS, "U"]
+PARKED = st.fixed_dictionaries(
+    {props.DUE_TIME: DUE_TEXT, props.REAL_TOPIC: st.sampled_from(["T", "%RETRY%g", ""])},
+    optional={props.REAL_QID: QID_TEXT, props.TIMER_DELIVER_MS: DUE_TEXT, "U": TEXT},
+).map(lambda p: [(name, value.encode("utf-8", "surrogatepass")) for name, value in p.items()])
+PARKED_HEADERS = (
+    PARKED
+    | PARKED.flatmap(lambda h: st.permutations(h))
+    | st.lists(st.tuples(st.sampled_from(PARKED_NAMES), VALUES), max_size=5)
+    | HEADERS
+)
+APPEND_MS = st.none() | OFFSETS.map(lambda d: FORWARD_NOW + d) | st.sampled_from([2**63 - 1])
+DELAYS = st.sampled_from([0, 1, 999, 1000, 2000, 2001, 10_000, 7_200_000])
+
+
+@settings(max_examples=400)  # about one in ten is released or waits: the rest fall back
+@given(PARKED_HEADERS, APPEND_MS, DELAYS, OFFSETS.map(lambda d: FORWARD_NOW + d))
+def test_the_forwarders_plain_release_is_the_same_compiled_and_pure(
+    headers: Any, append_ms: int | None, delay_ms: int, now_ms: int
+) -> None:
+    args = (headers, append_ms, delay_ms, now_ms)
+    assert _result(_compiled().plain_release, *args) == _result(plan.plain_release, *args)
+
+
+def test_the_forwarders_plain_release_agrees_at_every_bound_compiled_and_pure() -> None:
+    """Due times at and next to each bound of the rules (the park lag, the clock jump)."""
+    core, now = _compiled(), FORWARD_NOW
+    for delay in (0, 1, 999, 1000, 2000, 2001, 2002, 10_000):
+        for append in (None, now - delay, now - delay - 1, now - delay + 1, now):
+            latest = now + delay if append is None else append + delay
+            bounds = (now, latest, latest - min(1000, delay // 2), now + delay + 60_000)
+            for stamped in (b + e for b in bounds for e in (-1, 0, 1)):
+                headers = [("REAL_TOPIC", b"T"), ("DUE_TIME", str(stamped).encode())]
+                args = (headers, append, delay, now)
+                assert core.plain_release(*args) == plan.plain_release(*args), args
+
+
+def test_the_core_releases_a_due_parked_record_itself() -> None:
+    """The core takes the common case itself (None would send it down the general path)."""
+    headers = [("REAL_TOPIC", b"T"), ("DUE_TIME", b"1000"), ("REAL_QID", b"2"), ("U", b"u")]
+    properties = {"REAL_TOPIC": "T", "DUE_TIME": "1000", "REAL_QID": "2", "U": "u"}
+    kept = [headers[0], headers[2], headers[3]]
+    core = _compiled()
+    assert core.plain_release(headers, None, 500, 1000) == (1000, properties, "T", 2, kept)
+    assert core.plain_release(headers, None, 500, 999) == (1000, properties, "T", 2, None)
+    assert core.plain_release([*headers, ("TIMER_DELIVER_MS", b"5")], None, 500, 1000) is None
 
 
 def test_well_formed_headers_are_decoded_by_the_core_itself() -> None:

@@ -135,9 +135,15 @@ def test_unparseable_records_are_quarantined_with_the_reason(headers, reason: st
     assert result.record.value == b"body"
 
 
-def test_poison_record_not_yet_due_is_quarantined_at_once() -> None:
-    record = FakeRecord(_headers(DUE_TIME=str(NOW + 500).encode()))
-    assert isinstance(plan(record), Quarantine)
+@pytest.mark.parametrize(
+    "headers",
+    [
+        _headers(DUE_TIME=str(NOW + 500).encode()),
+        _headers(REAL_TOPIC=b"bad topic!", DUE_TIME=str(NOW + 500).encode()),  # the fast path
+    ],
+)
+def test_poison_record_not_yet_due_is_quarantined_at_once(headers) -> None:
+    assert isinstance(plan(FakeRecord(headers)), Quarantine)
 
 
 @pytest.mark.parametrize(
