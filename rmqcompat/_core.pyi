@@ -3,6 +3,7 @@
 
 from rmqcompat.forwarder.plan import plain_release as plain_release
 from rmqcompat.message_id import MessageIds as MessageIds
+from rmqcompat.producer.pending import PendingSend as PendingSend
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events

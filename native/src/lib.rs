@@ -6,6 +6,7 @@ use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError, PyValueEr
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -562,6 +563,431 @@ impl MessageIds {
     }
 }
 
+/// `module.name`, imported when first needed (a module of the pure-Python side).
+fn python_attr<'py>(py: Python<'py>, module: &str, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import(module)?.getattr(name)
+}
+
+/// One send in flight and the future that reports its outcome: the counterpart of
+/// `rmqcompat.producer.pending.PendingSend` (and of the `SendFuture` it is), with the same
+/// constructor, attributes and methods. Unlike any Python object with attributes it is not
+/// tracked by the cyclic garbage collector until it fails, so the sends in flight and the
+/// futures a caller keeps, by the hundred thousand, are not walked at every collection.
+/// A cycle through a send while it is in flight (a callback that holds its future, the
+/// pipeline that holds the send) is broken when the send gets its outcome: the callbacks
+/// are dropped then, the pipeline lets go of it, and a delivered send drops its record's
+/// parts (`release`). A failed send is tracked again: its error's traceback may hold it.
+///
+/// State changes happen with the GIL held and no Python code running in between (values
+/// a change lets go of are dropped after it), which is what the module lock gives the
+/// Python class.
+#[pyclass(module = "rmqcompat._core", name = "PendingSend")]
+struct PendingSend {
+    done: bool,
+    sent: Option<Py<PyAny>>,
+    delivery: Option<Py<PyAny>>,
+    error: Option<Py<PyAny>>,
+    on_outcome: Option<Py<PyAny>>,
+    callbacks: Option<Vec<Py<PyAny>>>,
+    wake: Option<Py<PyAny>>,
+    #[pyo3(get, set)]
+    topic: Py<PyAny>,
+    #[pyo3(get, set)]
+    value: Py<PyAny>,
+    #[pyo3(get, set)]
+    key: Py<PyAny>,
+    #[pyo3(get, set)]
+    headers: Py<PyAny>,
+    #[pyo3(get, set)]
+    partition: Py<PyAny>,
+    #[pyo3(get, set)]
+    msg_id: Py<PyAny>,
+    #[pyo3(get, set)]
+    logical_topic: Py<PyAny>,
+    #[pyo3(get, set)]
+    message: Py<PyAny>,
+    #[pyo3(get, set)]
+    max_attempts: Py<PyAny>,
+    #[pyo3(get, set)]
+    deadline: Py<PyAny>,
+    #[pyo3(get, set)]
+    spool_entry: Py<PyAny>,
+    #[pyo3(get, set)]
+    attempts: i64,
+    #[pyo3(get, set)]
+    stored_partition: i64,
+    #[pyo3(get, set)]
+    stored_offset: i64,
+    #[pyo3(get, set)]
+    producer: Py<PyAny>,
+    #[pyo3(get, set)]
+    on_report: Py<PyAny>,
+}
+
+/// The module of the pure-Python future: its helpers are the one place of what they do.
+const SEND_FUTURE: &str = "rmqcompat.producer.send_future";
+
+impl PendingSend {
+    /// Wait until the outcome is set, at most `timeout` seconds (None: for ever).
+    fn wait(slf: &Bound<'_, Self>, timeout: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        let existing = {
+            let this = slf.borrow();
+            if this.done {
+                return Ok(());
+            }
+            this.wake.as_ref().map(|w| w.clone_ref(py))
+        };
+        let wake = match existing {
+            Some(wake) => wake,
+            None => {
+                let made = python_attr(py, "threading", "Event")?.call0()?.unbind();
+                let mut this = slf.borrow_mut();
+                if this.done {
+                    return Ok(());
+                }
+                this.wake.get_or_insert(made).clone_ref(py)
+            }
+        };
+        let timeout = timeout.unwrap_or_else(|| py.None().into_bound(py));
+        let woken = wake
+            .bind(py)
+            .call_method1(intern!(py, "wait"), (&timeout,))?;
+        if !woken.is_truthy()? {
+            return Err(pyo3::exceptions::PyTimeoutError::new_err(format!(
+                "no outcome of the send within {} s",
+                timeout.str()?
+            )));
+        }
+        Ok(())
+    }
+
+    /// The outcome once set: the result, or the error raised.
+    fn outcome(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let args = {
+            let this = slf.borrow();
+            if let Some(error) = &this.error {
+                return Err(PyErr::from_value(error.bind(py).clone()));
+            }
+            if let Some(sent) = &this.sent {
+                return Ok(sent.clone_ref(py));
+            }
+            match &this.delivery {
+                Some(delivery) => delivery.bind(py).cast::<PyTuple>()?.clone(),
+                None => PyTuple::new(
+                    py,
+                    [
+                        this.msg_id.clone_ref(py),
+                        this.logical_topic.clone_ref(py),
+                        this.topic.clone_ref(py),
+                        this.stored_partition.into_pyobject(py)?.into_any().unbind(),
+                        this.stored_offset.into_pyobject(py)?.into_any().unbind(),
+                        this.attempts.into_pyobject(py)?.into_any().unbind(),
+                    ],
+                )?,
+            }
+        };
+        let built = python_attr(py, SEND_FUTURE, "send_ok")?
+            .call1(args)?
+            .unbind();
+        let mut this = slf.borrow_mut();
+        let delivery = this.delivery.take();
+        let sent = this.sent.get_or_insert(built).clone_ref(py);
+        drop(this);
+        drop(delivery);
+        Ok(sent)
+    }
+
+    fn complete(
+        slf: &Bound<'_, Self>,
+        sent: Option<Py<PyAny>>,
+        delivery: Option<Py<PyAny>>,
+        error: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let (wake, callbacks, on_outcome, failed) = {
+            let mut this = slf.borrow_mut();
+            if this.done {
+                drop(this);
+                let refused = python_attr(py, "concurrent.futures", "InvalidStateError")?;
+                let text = format!("{} already has its outcome", Self::describe(slf)?);
+                return Err(PyErr::from_value(refused.call1((text,))?));
+            }
+            let failed = error.as_ref().map(|e| e.clone_ref(py));
+            if failed.is_some() {
+                Self::track(slf);
+            }
+            (this.sent, this.delivery, this.error) = (sent, delivery, error);
+            this.done = true;
+            let wake = this.wake.as_ref().map(|w| w.clone_ref(py));
+            (wake, this.callbacks.take(), this.on_outcome.take(), failed)
+        };
+        if let Some(wake) = wake {
+            wake.bind(py).call_method0(intern!(py, "set"))?;
+        }
+        if on_outcome.is_none() && callbacks.is_none() {
+            return Ok(());
+        }
+        let call = python_attr(py, SEND_FUTURE, "_call")?;
+        if let Some(on_outcome) = on_outcome {
+            let outcome = match failed {
+                Some(error) => error,
+                None => Self::outcome(slf)?,
+            };
+            call.call1((on_outcome, outcome))?;
+        }
+        for callback in callbacks.into_iter().flatten() {
+            call.call1((callback, slf))?;
+        }
+        Ok(())
+    }
+
+    /// Let the collector see this send again: its error may lead back to it (a traceback
+    /// whose frames hold it), a cycle only the collector can free.
+    fn track(slf: &Bound<'_, Self>) {
+        let object = slf.as_ptr();
+        // SAFETY: an object of a GC type, with the GIL held; tracked only if it is not.
+        unsafe {
+            if pyo3::ffi::PyObject_GC_IsTracked(object) == 0 {
+                pyo3::ffi::PyObject_GC_Track(object.cast());
+            }
+        }
+    }
+
+    fn describe(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let this = slf.borrow();
+        let state = match (this.done, this.error.is_some()) {
+            (false, _) => "running",
+            (true, true) => "failed",
+            (true, false) => "delivered",
+        };
+        Ok(format!(
+            "<SendFuture {state} at {:#x}>",
+            slf.as_ptr() as usize
+        ))
+    }
+}
+
+#[pymethods]
+impl PendingSend {
+    #[new]
+    #[pyo3(signature = (topic, value, key, headers, msg_id, logical_topic, message, max_attempts,
+                        deadline = None, on_outcome = None, partition = None, spool_entry = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        topic: Py<PyAny>,
+        value: Py<PyAny>,
+        key: Py<PyAny>,
+        headers: Py<PyAny>,
+        msg_id: Py<PyAny>,
+        logical_topic: Py<PyAny>,
+        message: Py<PyAny>,
+        max_attempts: Py<PyAny>,
+        deadline: Option<Py<PyAny>>,
+        on_outcome: Option<Py<PyAny>>,
+        partition: Option<Py<PyAny>>,
+        spool_entry: Option<Py<PyAny>>,
+    ) -> PyResult<Py<Self>> {
+        let none = || py.None();
+        let send = PendingSend {
+            done: false,
+            sent: None,
+            delivery: None,
+            error: None,
+            on_outcome: on_outcome.filter(|f| !f.is_none(py)),
+            callbacks: None,
+            wake: None,
+            topic,
+            value,
+            key,
+            headers,
+            partition: partition.unwrap_or_else(none),
+            msg_id,
+            logical_topic,
+            message,
+            max_attempts,
+            deadline: deadline.unwrap_or_else(none),
+            spool_entry: spool_entry.unwrap_or_else(none),
+            attempts: 0,
+            stored_partition: -1,
+            stored_offset: -1,
+            producer: py.None(),
+            on_report: py.None(),
+        };
+        let send = Py::new(py, send)?;
+        // SAFETY: a new object of a GC type, with the GIL held (see the class's comment on
+        // why the collector need not see it; CPython untracks tuples and dicts alike).
+        unsafe { pyo3::ffi::PyObject_GC_UnTrack(send.as_ptr().cast()) };
+        Ok(send)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        Self::describe(slf)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for held in [
+            &self.sent,
+            &self.delivery,
+            &self.error,
+            &self.on_outcome,
+            &self.wake,
+        ] {
+            visit.call(held)?;
+        }
+        for callback in self.callbacks.iter().flatten() {
+            visit.call(callback)?;
+        }
+        let parts = [
+            &self.topic,
+            &self.value,
+            &self.key,
+            &self.headers,
+            &self.partition,
+            &self.msg_id,
+            &self.logical_topic,
+            &self.message,
+            &self.max_attempts,
+            &self.deadline,
+            &self.spool_entry,
+            &self.producer,
+            &self.on_report,
+        ];
+        for part in parts {
+            visit.call(part)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        (self.on_outcome, self.callbacks, self.error) = (None, None, None);
+        Python::attach(|py| {
+            self.message = py.None();
+            self.on_report = py.None();
+            self.producer = py.None();
+        });
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+
+    fn running(&self) -> bool {
+        !self.done
+    }
+
+    fn cancel(&self) -> bool {
+        false
+    }
+
+    fn cancelled(&self) -> bool {
+        false
+    }
+
+    #[pyo3(signature = (timeout = None))]
+    fn result(slf: &Bound<'_, Self>, timeout: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        Self::wait(slf, timeout)?;
+        Self::outcome(slf)
+    }
+
+    #[pyo3(signature = (timeout = None))]
+    fn exception(
+        slf: &Bound<'_, Self>,
+        timeout: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        Self::wait(slf, timeout)?;
+        Ok(slf.borrow().error.as_ref().map(|e| e.clone_ref(slf.py())))
+    }
+
+    fn add_done_callback(slf: &Bound<'_, Self>, callback: Py<PyAny>) -> PyResult<()> {
+        {
+            let mut this = slf.borrow_mut();
+            if !this.done {
+                this.callbacks.get_or_insert_with(Vec::new).push(callback);
+                return Ok(());
+            }
+        }
+        python_attr(slf.py(), SEND_FUTURE, "_call")?.call1((callback, slf))?;
+        Ok(())
+    }
+
+    fn as_future(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(python_attr(slf.py(), SEND_FUTURE, "future_of")?
+            .call1((slf,))?
+            .unbind())
+    }
+
+    fn set_delivered(slf: &Bound<'_, Self>, delivery: Py<PyAny>) -> PyResult<()> {
+        Self::complete(slf, None, Some(delivery), None)
+    }
+
+    fn set_result(slf: &Bound<'_, Self>, result: Py<PyAny>) -> PyResult<()> {
+        Self::complete(slf, Some(result), None, None)
+    }
+
+    fn set_exception(slf: &Bound<'_, Self>, exception: Bound<'_, PyAny>) -> PyResult<()> {
+        if !exception.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+            return Err(PyTypeError::new_err("set_exception needs an exception"));
+        }
+        Self::complete(slf, None, None, Some(exception.unbind()))
+    }
+
+    fn set_stored(slf: &Bound<'_, Self>, partition: i64, offset: i64) -> PyResult<()> {
+        {
+            let mut this = slf.borrow_mut();
+            (this.stored_partition, this.stored_offset) = (partition, offset);
+        }
+        Self::complete(slf, None, None, None)
+    }
+
+    fn record(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let record_of = python_attr(slf.py(), "rmqcompat.producer.pending", "record_of")?;
+        Ok(record_of.call1((slf,))?.unbind())
+    }
+
+    fn release(slf: &Bound<'_, Self>) {
+        let py = slf.py();
+        let mut this = slf.borrow_mut();
+        let released = [
+            std::mem::replace(&mut this.value, py.None()),
+            std::mem::replace(&mut this.headers, py.None()),
+            std::mem::replace(&mut this.message, py.None()),
+            std::mem::replace(&mut this.producer, py.None()),
+            std::mem::replace(&mut this.on_report, py.None()),
+        ];
+        drop(this);
+        drop(released);
+    }
+
+    #[pyo3(signature = (now = None))]
+    fn remaining_s(
+        slf: &Bound<'_, Self>,
+        now: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let py = slf.py();
+        let deadline = slf.borrow().deadline.clone_ref(py);
+        if deadline.is_none(py) {
+            return Ok(None);
+        }
+        let now = match now {
+            Some(now) if !now.is_none() => now,
+            _ => python_attr(py, "time", "monotonic")?.call0()?,
+        };
+        Ok(Some(deadline.bind(py).sub(now)?.unbind()))
+    }
+
+    fn __call__(slf: &Bound<'_, Self>, err: Py<PyAny>, msg: Py<PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let handler = slf.borrow().on_report.clone_ref(py);
+        if !handler.is_none(py) {
+            handler.call1(py, (slf, err, msg))?;
+        }
+        Ok(())
+    }
+}
+
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_headers, module)?)?;
@@ -570,5 +996,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_class::<MessageIds>()?;
+    module.add_class::<PendingSend>()?;
     Ok(())
 }

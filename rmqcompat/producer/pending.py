@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rmqcompat.core import CORE
 from rmqcompat.message import Message
 from rmqcompat.producer.send_future import OutcomeCallback, SendFuture, send_ok
 from rmqcompat.producer.send_result import SendResult
@@ -93,31 +94,9 @@ class PendingSend(SendFuture):
         self.producer: Any = None
         self.on_report: ReportHandler | None = None
 
-    @classmethod
-    def of_record(
-        cls, record: OutgoingRecord, msg_id: str, logical_topic: str, message: Message, **kw: Any
-    ) -> PendingSend:
-        """A send of an existing record (a spooled or parked one)."""
-        return cls(
-            record.topic,
-            record.value,
-            record.key,
-            record.headers,
-            msg_id,
-            logical_topic,
-            message,
-            partition=record.partition,
-            **kw,
-        )
-
     def record(self) -> OutgoingRecord:
         """The record this send produces (not after :meth:`release`)."""
-        headers = self.headers
-        if isinstance(headers, dict):
-            headers = list(headers.items())
-        if self.value is None or headers is None:
-            raise ValueError(f"send {self.msg_id} was delivered and released its record")
-        return OutgoingRecord(self.topic, self.value, self.key, headers, self.partition)
+        return record_of(self)
 
     def set_stored(self, partition: int, offset: int) -> None:
         """Complete as delivered: the broker stored the record at ``partition``/``offset``.
@@ -156,3 +135,39 @@ class PendingSend(SendFuture):
         # librdkafka's delivery report for the current attempt.
         if self.on_report is not None:
             self.on_report(self, err, msg)
+
+
+def record_of(send: PendingSend) -> OutgoingRecord:
+    """The record ``send`` produces (``record()`` of either implementation).
+
+    Raises:
+        ValueError: the send was delivered and released its record.
+    """
+    headers = send.headers
+    if isinstance(headers, dict):
+        headers = list(headers.items())
+    if send.value is None or headers is None:
+        raise ValueError(f"send {send.msg_id} was delivered and released its record")
+    return OutgoingRecord(send.topic, send.value, send.key, headers, send.partition)
+
+
+#: Makes every send's ``PendingSend``: the compiled one where the core is built (it is not
+#: walked by the cyclic garbage collector once delivered), else the class above.
+new_pending_send: type[PendingSend] = PendingSend if CORE is None else CORE.PendingSend
+
+
+def pending_of_record(
+    record: OutgoingRecord, msg_id: str, logical_topic: str, message: Message, **kw: Any
+) -> PendingSend:
+    """A send of an existing record (a spooled or parked one)."""
+    return new_pending_send(
+        record.topic,
+        record.value,
+        record.key,
+        record.headers,
+        msg_id,
+        logical_topic,
+        message,
+        partition=record.partition,
+        **kw,
+    )

@@ -7,7 +7,7 @@ import threading
 
 from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.message import Message
-from rmqcompat.producer.pending import PendingSend
+from rmqcompat.producer.pending import pending_of_record
 from rmqcompat.producer.pipeline import Pipeline
 from rmqcompat.producer.send_future import SendFuture
 from rmqcompat.producer.spool import Spool, SpoolEntry
@@ -70,7 +70,7 @@ class Resender:
 
     def _submit(self, entry: SpoolEntry) -> SendFuture:
         logical = _logical_topic(entry.record.topic)
-        pending = PendingSend.of_record(
+        pending = pending_of_record(
             entry.record,
             entry.msg_id,
             logical,

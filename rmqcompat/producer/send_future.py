@@ -118,18 +118,7 @@ class SendFuture:
         """A ``concurrent.futures.Future`` that gets this send's outcome, for
         ``concurrent.futures.wait``/``as_completed`` and ``asyncio.wrap_future``; a new one
         per call (each costs what a ``Future`` costs, so only the sends that need one pay)."""
-        future: Future[SendResult] = Future()
-        future.set_running_or_notify_cancel()
-
-        def relay(send: SendFuture) -> None:
-            error = send.exception()
-            if error is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(send.result())
-
-        self.add_done_callback(relay)
-        return future
+        return future_of(self)
 
     def _wait(self, timeout: float | None) -> None:
         with _lock:
@@ -190,6 +179,22 @@ class SendFuture:
         if callbacks is not None:
             for fn in callbacks:
                 _call(fn, self)
+
+
+def future_of(send: SendFuture) -> Future[SendResult]:
+    """A new ``concurrent.futures.Future`` that gets ``send``'s outcome (``as_future``)."""
+    future: Future[SendResult] = Future()
+    future.set_running_or_notify_cancel()
+
+    def relay(done: SendFuture) -> None:
+        error = done.exception()
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(done.result())
+
+    send.add_done_callback(relay)
+    return future
 
 
 def _call(fn: Callable[[Any], object], arg: object) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from rmqcompat.config import ClientConfig
 from rmqcompat.message import Message
 from rmqcompat.message_id import new_message_id
-from rmqcompat.producer.pending import PendingSend
+from rmqcompat.producer.pending import PendingSend, new_pending_send, pending_of_record
 from rmqcompat.producer.pipeline import Pipeline
 from rmqcompat.producer.records import (
     ShardingKey,
@@ -71,7 +71,7 @@ class Submitter:
             return self._submit_built(
                 msg, key, attempts, deadline, callback, physical, msg_id, now_ms
             )
-        pending = PendingSend(
+        pending = new_pending_send(
             physical,
             body,
             None if key is None else encode_key(key),
@@ -119,7 +119,7 @@ class Submitter:
             logical = client.levels.topic(prepared.level)
             if error is None:
                 self._topics.ensure_level(prepared.level, producer, deadline)
-        pending = PendingSend.of_record(
+        pending = pending_of_record(
             prepared.record,
             msg_id,
             logical,

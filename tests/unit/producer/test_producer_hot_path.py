@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from concurrent.futures import InvalidStateError
 from typing import Any
 
@@ -79,13 +81,16 @@ def test_messages_off_the_shortcut_are_normalised_as_before() -> None:
     assert Message("HotT", b"x", tags="t", flag=2).tags == "t"
 
 
-def _pending(headers: Any) -> PendingSend:
-    return PendingSend("ns.T", b"body", None, headers, "ID1", "T", Message("T", b"body"), 3)
+def _pending(kind: type[PendingSend], headers: Any, message: object = None) -> PendingSend:
+    message = Message("T", b"body") if message is None else message
+    return kind("ns.T", b"body", None, headers, "ID1", "T", message, 3)  # type: ignore[arg-type]
 
 
-def test_a_pending_send_with_plain_headers_spools_them_as_a_list_in_order() -> None:
+def test_a_pending_send_with_plain_headers_spools_them_as_a_list_in_order(
+    pending_send: type[PendingSend],
+) -> None:
     headers = {props.TAGS: b"t", props.UNIQ_KEY: b"ID1", props.BORN_TIMESTAMP: b"5"}
-    record = _pending(headers).record()
+    record = _pending(pending_send, headers).record()
     assert record.headers == [
         (props.TAGS, b"t"),
         (props.UNIQ_KEY, b"ID1"),
@@ -99,9 +104,9 @@ def test_a_pending_send_with_plain_headers_spools_them_as_a_list_in_order() -> N
     )
 
 
-def test_a_stored_send_reports_what_set_delivered_would() -> None:
+def test_a_stored_send_reports_what_set_delivered_would(pending_send: type[PendingSend]) -> None:
     seen: list[object] = []
-    stored = PendingSend(
+    stored = pending_send(
         "ns.T", b"b", None, {}, "ID1", "T", Message("T", b"b"), 3, on_outcome=seen.append
     )
     stored.attempts = 2
@@ -115,11 +120,49 @@ def test_a_stored_send_reports_what_set_delivered_would() -> None:
     assert stored.result().queue_offset == 41
 
 
-def test_a_released_send_keeps_its_outcome_but_not_its_record() -> None:
-    pending = _pending({props.UNIQ_KEY: b"ID1"})
+def test_a_released_send_keeps_its_outcome_but_not_its_record(
+    pending_send: type[PendingSend],
+) -> None:
+    pending = _pending(pending_send, {props.UNIQ_KEY: b"ID1"})
     pending.set_stored(2, 41)
     pending.release()
     assert (pending.value, pending.headers, pending.message) == (None, None, None)
     assert pending.result().queue_offset == 41  # the future it is still works
     with pytest.raises(ValueError, match="released"):
         pending.record()
+
+
+def test_the_collector_walks_a_compiled_send_only_once_it_failed(
+    compiled_pending_send: type[PendingSend],
+) -> None:
+    """The sends in flight and the futures a caller keeps are not walked at every
+    collection; a failed send, which may be part of a cycle (its error's traceback), is."""
+    delivered, failed = (_pending(compiled_pending_send, {}) for _ in range(2))
+    assert not gc.is_tracked(delivered) and not gc.is_tracked(failed)
+    delivered.set_stored(0, 1)
+    delivered.release()
+    assert not gc.is_tracked(delivered) and delivered.result().queue_offset == 1
+    failed.set_exception(ValueError("refused"))
+    assert gc.is_tracked(failed)
+
+
+class _Payload:
+    """A message stand-in that can point back at its send and be watched by a weakref."""
+
+    send: object = None
+
+
+def test_a_cycle_through_a_compiled_send_is_collected(
+    compiled_pending_send: type[PendingSend],
+) -> None:
+    payload = _Payload()
+    pending = _pending(compiled_pending_send, {}, payload)
+    payload.send = pending  # message -> send -> message
+    try:
+        pending.result(timeout=0)
+    except TimeoutError as exc:
+        pending.set_exception(exc)  # send -> error -> traceback -> this frame -> send
+    watch = weakref.ref(payload)
+    del payload, pending
+    gc.collect()
+    assert watch() is None

@@ -14,6 +14,9 @@ from rmqcompat.errors import FatalSendError
 from rmqcompat.message import Message
 from rmqcompat.producer.send_future import SendFuture
 
+#: the ``new_future`` fixture (conftest.py): each implementation of the contract
+NewFuture = Callable[..., SendFuture]
+
 DELIVERY = ("ID1", "T", "rmq.T", 2, 41, 1)
 
 
@@ -21,8 +24,8 @@ def _error() -> FatalSendError:
     return FatalSendError("refused", Message("T", b"x"), code="_MSG_SIZE_TOO_LARGE")
 
 
-def test_every_method_sees_the_same_outcome() -> None:
-    future, failed = SendFuture(), SendFuture()
+def test_every_method_sees_the_same_outcome(new_future: NewFuture) -> None:
+    future, failed = new_future(), new_future()
     seen: list[SendFuture] = []
     future.add_done_callback(seen.append)
     assert not future.done()
@@ -36,8 +39,8 @@ def test_every_method_sees_the_same_outcome() -> None:
     assert future.result(timeout=0).msg_id == "ID1"
 
 
-def test_wait_times_out_then_wakes_every_waiter() -> None:
-    future = SendFuture()
+def test_wait_times_out_then_wakes_every_waiter(new_future: NewFuture) -> None:
+    future = new_future()
     with pytest.raises(TimeoutError):
         future.exception(timeout=0.01)
     with pytest.raises(TimeoutError):
@@ -54,9 +57,9 @@ def test_wait_times_out_then_wakes_every_waiter() -> None:
     assert len(woken) == 3 and all(isinstance(e, FatalSendError) for e in woken)
 
 
-def test_concurrent_readers_get_the_same_send_result_object() -> None:
+def test_concurrent_readers_get_the_same_send_result_object(new_future: NewFuture) -> None:
     for _ in range(50):
-        future = SendFuture()
+        future = new_future()
         future.set_delivered(DELIVERY)
         results: list[object] = []
         readers = [_reader(future, results) for _ in range(4)]
@@ -71,11 +74,11 @@ def _reader(future: SendFuture, results: list[object]) -> threading.Thread:
     return threading.Thread(target=lambda: results.append(future.result()))
 
 
-def test_callbacks_run_exactly_once_when_outcomes_and_callbacks_race() -> None:
+def test_callbacks_run_exactly_once_when_outcomes_and_callbacks_race(new_future: NewFuture) -> None:
     for _ in range(50):
         outcomes: list[object] = []
         done: list[object] = []
-        future = SendFuture(on_outcome=outcomes.append)
+        future = new_future(on_outcome=outcomes.append)
         refused: list[BaseException] = []
 
         threads = [
@@ -94,17 +97,17 @@ def test_callbacks_run_exactly_once_when_outcomes_and_callbacks_race() -> None:
         assert outcomes == [error if error is not None else future.result()]
 
 
-def test_cannot_be_cancelled_before_or_after_its_outcome() -> None:
-    future = SendFuture()
+def test_cannot_be_cancelled_before_or_after_its_outcome(new_future: NewFuture) -> None:
+    future = new_future()
     assert future.running() and future.cancel() is False and not future.cancelled()
     future.set_delivered(DELIVERY)
     assert not future.running() and future.cancel() is False and not future.cancelled()
     assert future.result().msg_id == "ID1"
 
 
-def test_set_exception_needs_an_exception() -> None:
+def test_set_exception_needs_an_exception(new_future: NewFuture) -> None:
     with pytest.raises(TypeError):
-        SendFuture().set_exception("boom")  # type: ignore[arg-type]
+        new_future().set_exception("boom")  # type: ignore[arg-type]
 
 
 def _complete(refused: list[BaseException], setter: Callable[[Any], None], arg: object) -> None:
