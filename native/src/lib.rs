@@ -615,9 +615,9 @@ struct PendingSend {
     #[pyo3(get, set)]
     attempts: i64,
     #[pyo3(get, set)]
-    stored_partition: i64,
+    stored_partition: Py<PyAny>,
     #[pyo3(get, set)]
-    stored_offset: i64,
+    stored_offset: Py<PyAny>,
     #[pyo3(get, set)]
     producer: Py<PyAny>,
     #[pyo3(get, set)]
@@ -662,30 +662,37 @@ impl PendingSend {
         Ok(())
     }
 
-    /// The outcome once set: the result, or the error raised.
+    /// The outcome once set: the result, or the error raised. What it reads is copied
+    /// out first: building the result runs Python code, during which another thread may
+    /// change this send.
     fn outcome(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let args = {
+        let (error, sent, delivery, stored, attempts) = {
             let this = slf.borrow();
-            if let Some(error) = &this.error {
-                return Err(PyErr::from_value(error.bind(py).clone()));
-            }
-            if let Some(sent) = &this.sent {
-                return Ok(sent.clone_ref(py));
-            }
-            match &this.delivery {
-                Some(delivery) => delivery.bind(py).cast::<PyTuple>()?.clone(),
-                None => PyTuple::new(
-                    py,
-                    [
-                        this.msg_id.clone_ref(py),
-                        this.logical_topic.clone_ref(py),
-                        this.topic.clone_ref(py),
-                        this.stored_partition.into_pyobject(py)?.into_any().unbind(),
-                        this.stored_offset.into_pyobject(py)?.into_any().unbind(),
-                        this.attempts.into_pyobject(py)?.into_any().unbind(),
-                    ],
-                )?,
+            let stored = [
+                &this.msg_id,
+                &this.logical_topic,
+                &this.topic,
+                &this.stored_partition,
+                &this.stored_offset,
+            ]
+            .map(|part| part.clone_ref(py));
+            let copy = |held: &Option<Py<PyAny>>| held.as_ref().map(|h| h.clone_ref(py));
+            let (error, sent) = (copy(&this.error), copy(&this.sent));
+            (error, sent, copy(&this.delivery), stored, this.attempts)
+        };
+        if let Some(error) = error {
+            return Err(PyErr::from_value(error.into_bound(py)));
+        }
+        if let Some(sent) = sent {
+            return Ok(sent);
+        }
+        let args = match delivery {
+            Some(delivery) => delivery.into_bound(py).cast_into::<PyTuple>()?,
+            None => {
+                let mut fields = Vec::from(stored);
+                fields.push(attempts.into_pyobject(py)?.into_any().unbind());
+                PyTuple::new(py, fields)?
             }
         };
         let built = python_attr(py, SEND_FUTURE, "send_ok")?
@@ -811,8 +818,8 @@ impl PendingSend {
             deadline: deadline.unwrap_or_else(none),
             spool_entry: spool_entry.unwrap_or_else(none),
             attempts: 0,
-            stored_partition: -1,
-            stored_offset: -1,
+            stored_partition: (-1i64).into_pyobject(py)?.into_any().unbind(),
+            stored_offset: (-1i64).into_pyobject(py)?.into_any().unbind(),
             producer: py.None(),
             on_report: py.None(),
         };
@@ -851,6 +858,8 @@ impl PendingSend {
             &self.message,
             &self.max_attempts,
             &self.deadline,
+            &self.stored_partition,
+            &self.stored_offset,
             &self.spool_entry,
             &self.producer,
             &self.on_report,
@@ -934,11 +943,17 @@ impl PendingSend {
         Self::complete(slf, None, None, Some(exception.unbind()))
     }
 
-    fn set_stored(slf: &Bound<'_, Self>, partition: i64, offset: i64) -> PyResult<()> {
-        {
+    /// As the Python class: an offset librdkafka does not know (acks=0) is None here.
+    fn set_stored(slf: &Bound<'_, Self>, partition: Py<PyAny>, offset: Py<PyAny>) -> PyResult<()> {
+        let replaced = {
             let mut this = slf.borrow_mut();
-            (this.stored_partition, this.stored_offset) = (partition, offset);
-        }
+            let partition = std::mem::replace(&mut this.stored_partition, partition);
+            (
+                partition,
+                std::mem::replace(&mut this.stored_offset, offset),
+            )
+        };
+        drop(replaced);
         Self::complete(slf, None, None, None)
     }
 

@@ -4,7 +4,9 @@ Every function of ``rmqcompat._core`` has a Python counterpart (``rmqcompat.core
 tests run generated inputs, well-formed and not, through both and require the same
 outcome, value or exception. The core is imported directly, so they run also where
 ``RMQCOMPAT_PURE_PYTHON`` switches it off for the rest of the suite; where it is not built
-they are skipped, except in CI, which builds it.
+they are skipped, except in CI, which builds it. The core's ``PendingSend``, a class with
+threads waiting on it, is held to its counterpart differently: the future contract tests of
+``tests/unit/producer`` run on both (``tests/unit/producer/conftest.py``).
 """
 
 from __future__ import annotations

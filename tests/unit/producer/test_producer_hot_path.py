@@ -166,3 +166,12 @@ def test_a_cycle_through_a_compiled_send_is_collected(
     del payload, pending
     gc.collect()
     assert watch() is None
+
+
+def test_a_send_stored_at_an_offset_librdkafka_does_not_know_still_completes(
+    pending_send: type[PendingSend],
+) -> None:
+    """With ``acks=0`` a delivery report has no offset: confluent-kafka gives None."""
+    pending = _pending(pending_send, {})
+    pending.set_stored(2, None)  # type: ignore[arg-type]
+    assert pending.done() and pending.result().queue_offset is None
