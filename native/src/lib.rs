@@ -646,7 +646,9 @@ impl PendingSend {
                 if this.done {
                     return Ok(());
                 }
-                this.wake.get_or_insert(made).clone_ref(py)
+                // another waiter may have set one meanwhile: then `made` goes, after the borrow
+                let wake = this.wake.get_or_insert_with(|| made.clone_ref(py));
+                wake.clone_ref(py)
             }
         };
         let timeout = timeout.unwrap_or_else(|| py.None().into_bound(py));
