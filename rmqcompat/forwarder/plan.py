@@ -101,8 +101,12 @@ def plain_release(
     if not is_due(due, now_ms):
         return due, properties, real_topic, real_qid, None
     assert isinstance(headers, list)  # decode_well_formed read it as one
-    kept = [h for h in headers if h[0] not in parking.RELEASE_STRIPS]
-    return due, properties, real_topic, real_qid, kept
+    return due, properties, real_topic, real_qid, _kept(headers)
+
+
+def _kept(headers: Headers | None) -> list[tuple[str, bytes | None]]:
+    """A released record's headers: the parked record's raw ones minus the release strips."""
+    return [h for h in headers or () if h[0] not in parking.RELEASE_STRIPS]
 
 
 _plain_release = plain_release if CORE is None else CORE.plain_release
@@ -124,7 +128,8 @@ class Planner:
     ) -> Plan:
         """:meth:`plan` for a record whose ``headers()`` the caller has read already (each
         call of confluent's builds them anew)."""
-        plain = _plain_release(headers, _append_ms(record), level_delay_ms, now_ms)
+        append_ms = _append_ms(record)
+        plain = _plain_release(headers, append_ms, level_delay_ms, now_ms)
         if plain is not None:
             due, properties, real_topic, real_qid, kept = plain
             try:  # an unusable real topic is set aside at once, due or not
@@ -133,14 +138,10 @@ class Planner:
                 return self._quarantine(record, exc)
             if kept is None:
                 return Wait(due)
-            value, key = record.value() or b"", record.key()
-            forwarded = OutgoingRecord(topic, value, key, kept, _partition(real_qid))
-            return Forward(forwarded, due, False, properties)
+            return _forward(record, topic, kept, _partition(real_qid), due, properties)
         try:
             properties = decode_properties(headers)
-            due = parking.due_time(
-                properties, append_ms=_append_ms(record), level_delay_ms=level_delay_ms
-            )
+            due = parking.due_time(properties, append_ms=append_ms, level_delay_ms=level_delay_ms)
             due = corrected_due(due, now_ms, level_delay_ms)
             if props.TIMER_DELIVER_MS in properties:
                 return self._timer(record, properties, due, now_ms)
@@ -150,9 +151,7 @@ class Planner:
             return self._quarantine(record, exc)
         if not is_due(due, now_ms):
             return Wait(due)
-        kept = [h for h in headers or () if h[0] not in parking.RELEASE_STRIPS]
-        value, key = record.value() or b"", record.key()
-        return Forward(OutgoingRecord(topic, value, key, kept, partition), due, False, properties)
+        return _forward(record, topic, _kept(headers), partition, due, properties)
 
     def _physical_topic(self, real_topic: str | None) -> str:
         if not real_topic:
@@ -185,6 +184,19 @@ class Planner:
     def _quarantine(self, record: KafkaRecord, exc: Exception) -> Quarantine:
         reason = f"{type(exc).__name__}: {exc}"
         return Quarantine(quarantine_record(record, reason, self._namespace), reason)
+
+
+def _forward(
+    record: KafkaRecord,
+    topic: str,
+    kept: list[tuple[str, bytes | None]],
+    partition: int | None,
+    due: int,
+    properties: Mapping[str, str],
+) -> Forward:
+    """The plan that forwards ``record`` to its real ``topic`` with the ``kept`` headers."""
+    value, key = record.value() or b"", record.key()
+    return Forward(OutgoingRecord(topic, value, key, kept, partition), due, False, properties)
 
 
 def _append_ms(record: KafkaRecord) -> int | None:

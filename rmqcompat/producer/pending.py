@@ -151,8 +151,8 @@ def record_of(send: PendingSend) -> OutgoingRecord:
     return OutgoingRecord(send.topic, send.value, send.key, headers, send.partition)
 
 
-#: Makes every send's ``PendingSend``: the compiled one where the core is built (it is not
-#: walked by the cyclic garbage collector once delivered), else the class above.
+#: Makes every send's ``PendingSend``: the compiled one where the core is built (the cyclic
+#: garbage collector does not walk it unless its send failed), else the class above.
 new_pending_send: type[PendingSend] = PendingSend if CORE is None else CORE.PendingSend
 
 
