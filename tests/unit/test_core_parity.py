@@ -11,16 +11,15 @@ threads waiting on it, is held to its counterpart differently: the future contra
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
 import time
-from types import ModuleType
 from typing import Any
 from unittest import mock
 
 import pytest
+from compiled_core import compiled_core
 from confluent_kafka import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,16 +31,6 @@ from rmqcompat.forwarder import plan
 from rmqcompat.message import MessageExt
 from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
-
-
-def _compiled() -> ModuleType:
-    try:
-        return importlib.import_module("rmqcompat._core")
-    except ImportError:
-        if os.environ.get("CI"):
-            raise AssertionError("CI installs the compiled core: it must import") from None
-        pytest.skip("the compiled core is not built here (no Rust toolchain at install time)")
-
 
 NAMES = st.sampled_from(["UNIQ_KEY", "TAGS", "KEYS", "a", "ü", ""]) | st.text(max_size=6)
 VALUES = (
@@ -71,7 +60,7 @@ def _outcome(fast: Any, headers: Any) -> tuple[Any, ...]:
 
 @given(HEADERS)
 def test_header_decoding_is_the_same_compiled_and_pure(headers: Any) -> None:
-    core = _compiled()
+    core = compiled_core()
     assert core.decode_headers(headers) == wire.decode_well_formed(headers)
     assert _outcome(core.decode_headers, headers) == _outcome(wire.decode_well_formed, headers)
 
@@ -119,13 +108,13 @@ def test_consume_trace_events_are_the_same_compiled_and_pure(
 ) -> None:
     msgs, failed, reconsumes = call
     args = (head, ok, bad, msgs, failed, reconsumes)
-    compiled = _result(_compiled().consume_events, *args)
+    compiled = _result(compiled_core().consume_events, *args)
     assert compiled == _result(bulk.consume_events, *args)
 
 
 def test_compiled_consume_events_decode_as_the_events_they_stand_for() -> None:
     """A real call's events, encoded by the core, read back with the trace codec."""
-    core = _compiled()
+    core = compiled_core()
     msg = MessageExt("Orders", b"", "id-1", 2, 70_000, 1_700_000_000_000, 0, 3, {props.TAGS: "t"})
     who = bulk.identity("client", "host", "ns")
     with mock.patch.object(bulk, "_consume_events", core.consume_events):
@@ -174,12 +163,12 @@ def test_forward_trace_events_are_the_same_compiled_and_pure(
     records: Any, kind: bytes, who: bytes
 ) -> None:
     args = (kind, who, records)
-    assert _result(_compiled().forward_events, *args) == _result(bulk.forward_events, *args)
+    assert _result(compiled_core().forward_events, *args) == _result(bulk.forward_events, *args)
 
 
 def test_compiled_forward_events_decode_as_the_events_they_stand_for() -> None:
     """A forwarded record's event, encoded by the core, read back with the trace codec."""
-    core = _compiled()
+    core = compiled_core()
     source = Message(topic="ns.rmq.delay.1s", partition=2, offset=70_000)
     properties = {props.REAL_TOPIC: "Orders", props.RECONSUME_TIME: "2", props.DELAY: "x"}
     who = bulk.identity("client", "host", "ns")
@@ -205,7 +194,7 @@ def test_trace_records_are_packed_the_same_compiled_and_pure(
     events: list[bytes], header: bytes, max_events: int, max_bytes: int
 ) -> None:
     args = (events, header, max_events, max_bytes)
-    assert _result(_compiled().pack_events, *args) == _result(batch.pack_events, *args)
+    assert _result(compiled_core().pack_events, *args) == _result(batch.pack_events, *args)
 
 
 #: The forwarder's clock and the records' append times: a fixed now, times around it.
@@ -239,12 +228,12 @@ def test_the_forwarders_plain_release_is_the_same_compiled_and_pure(
     headers: Any, append_ms: int | None, delay_ms: int, now_ms: int
 ) -> None:
     args = (headers, append_ms, delay_ms, now_ms)
-    assert _result(_compiled().plain_release, *args) == _result(plan.plain_release, *args)
+    assert _result(compiled_core().plain_release, *args) == _result(plan.plain_release, *args)
 
 
 def test_the_forwarders_plain_release_agrees_at_every_bound_compiled_and_pure() -> None:
     """Due times at and next to each bound of the rules (the park lag, the clock jump)."""
-    core, now = _compiled(), FORWARD_NOW
+    core, now = compiled_core(), FORWARD_NOW
     for delay in (0, 1, 999, 1000, 2000, 2001, 2002, 10_000):
         for append in (None, now - delay, now - delay - 1, now - delay + 1, now):
             latest = now + delay if append is None else append + delay
@@ -260,7 +249,7 @@ def test_the_core_releases_a_due_parked_record_itself() -> None:
     headers = [("REAL_TOPIC", b"T"), ("DUE_TIME", b"1000"), ("REAL_QID", b"2"), ("U", b"u")]
     properties = {"REAL_TOPIC": "T", "DUE_TIME": "1000", "REAL_QID": "2", "U": "u"}
     kept = [headers[0], headers[2], headers[3]]
-    core = _compiled()
+    core = compiled_core()
     assert core.plain_release(headers, None, 500, 1000) == (1000, properties, "T", 2, kept)
     assert core.plain_release(headers, None, 500, 999) == (1000, properties, "T", 2, None)
     assert core.plain_release([*headers, ("TIMER_DELIVER_MS", b"5")], None, 500, 1000) is None
@@ -268,7 +257,7 @@ def test_the_core_releases_a_due_parked_record_itself() -> None:
 
 def test_well_formed_headers_are_decoded_by_the_core_itself() -> None:
     """The core takes the common case itself (None would send it to the Python codec)."""
-    core = _compiled()
+    core = compiled_core()
     headers = [("UNIQ_KEY", b"id-1"), ("TAGS", "ü".encode())]
     assert core.decode_headers(headers) == {"UNIQ_KEY": "id-1", "TAGS": "ü"}
     for odd in ([("a", None)], [("a", b"\xff")], [("a", b"1"), ("a", b"2")], (("a", b"1"),)):
@@ -286,7 +275,7 @@ def _implementation(env: dict[str, str]) -> str:
 
 
 def test_the_environment_variable_forces_the_pure_path() -> None:
-    _compiled()
+    compiled_core()
     env = {k: v for k, v in os.environ.items() if k != PURE_PYTHON_ENV}
     assert _implementation(env).startswith("compiled core <built-in function decode_headers>")
     forced = _implementation({**env, PURE_PYTHON_ENV: "1"})
@@ -330,12 +319,12 @@ COUNTS = st.integers(-3, 40) | st.integers(-(2**100), -1) | st.integers(2**32, 2
 def test_message_ids_are_the_same_compiled_and_pure(
     prefix: str, start: int, counts: list[int]
 ) -> None:
-    compiled = _ids_taken(_compiled().MessageIds, prefix, start, counts)
+    compiled = _ids_taken(compiled_core().MessageIds, prefix, start, counts)
     assert compiled == _ids_taken(message_id.MessageIds, prefix, start, counts)
 
 
 def test_message_ids_name_what_is_refused_compiled_and_pure() -> None:
-    for kind in (_compiled().MessageIds, message_id.MessageIds):
+    for kind in (compiled_core().MessageIds, message_id.MessageIds):
         with pytest.raises(ValueError, match="16 upper-case hex digits"):
             kind("0123456789abcdef")
         with pytest.raises(ValueError, match=r"starts in \[0, 2\*\*32\), not -1"):
