@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from cluster_helpers import all_in_sync, leader_of, restore
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from waiting import wait_until
 
@@ -78,13 +78,31 @@ def _produce(bootstrap: str, topic: str, numbers: range) -> None:
 def _read(bootstrap: str, topic: str) -> list[bytes]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex})
     consumer.assign([TopicPartition(topic, 0, 0)])
-    _, end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
     values: list[bytes] = []
     try:
+        end = _end_offset(consumer, topic)
         wait_until(lambda: _more(consumer, values) >= end, what=f"{end} records of {topic}")
     finally:
         consumer.close()
     return values
+
+
+def _end_offset(consumer: Consumer, topic: str) -> int:
+    """The end of ``topic``'s partition 0, once its leader knows it: a leader elected after
+    a restart answers OFFSET_NOT_AVAILABLE until its high watermark has caught up (seen in
+    CI after the whole cluster came back from a kept data directory)."""
+    ends: list[int] = []
+
+    def known() -> bool:
+        try:
+            ends.append(consumer.get_watermark_offsets(TopicPartition(topic, 0), 10, False)[1])
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.OFFSET_NOT_AVAILABLE:
+                raise
+        return bool(ends)
+
+    wait_until(known, what=f"the leader of {topic} to know its high watermark")
+    return ends[0]
 
 
 def _more(consumer: Consumer, values: list[bytes]) -> int:
