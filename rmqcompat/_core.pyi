@@ -1,6 +1,7 @@
 # The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
 # Each function has exactly the signature of its pure-Python reference.
 
+from rmqcompat.forwarder.holding import record_size as record_size
 from rmqcompat.forwarder.plan import plain_release as plain_release
 from rmqcompat.message_id import MessageIds as MessageIds
 from rmqcompat.producer.pending import PendingSend as PendingSend

@@ -55,9 +55,14 @@ class KafkaRecord(Protocol):
     def timestamp(self) -> tuple[int, int]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class OutgoingRecord:
-    """A record ready for ``Producer.produce``."""
+    """A record ready for ``Producer.produce``; nothing changes one once built.
+
+    Not a frozen dataclass: one is built for every forwarded, sent-back and parked message,
+    and a frozen one's ``__init__`` (a ``object.__setattr__`` call per field) took 0.85-0.95
+    us against 0.23-0.25 us for this one (timeit, five fields).
+    """
 
     topic: str
     value: bytes

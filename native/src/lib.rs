@@ -389,6 +389,57 @@ fn int_of_property(properties: &Bound<'_, PyDict>, name: &str) -> Result<Option<
     Ok(Some(text.parse::<i64>().map_or(beyond, i128::from)))
 }
 
+/// `len(value or b"")` of a record's value, key or header value.
+fn len_or_zero(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        return Ok(bytes.as_bytes().len());
+    }
+    if value.is_truthy()? {
+        value.len()
+    } else {
+        Ok(0)
+    }
+}
+
+/// A `(name, value)` header's name and value lengths.
+fn header_size(item: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if let Ok(pair) = item.cast::<PyTuple>() {
+        if pair.len() == 2 {
+            let name = pair.get_borrowed_item(0)?;
+            let name_len = match name.cast::<PyString>() {
+                Ok(text) => text.len()?,
+                Err(_) => name.len()?,
+            };
+            return Ok(name_len + len_or_zero(&pair.get_item(1)?)?);
+        }
+    }
+    let (name, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+    Ok(name.len()? + len_or_zero(&value)?)
+}
+
+/// The bytes a held record takes that its sender chose: the counterpart of
+/// `rmqcompat.forwarder.holding.record_size` for a consumed record and its headers
+/// (`None`, or `(name, value)` pairs).
+#[pyfunction]
+fn record_size(msg: &Bound<'_, PyAny>, headers: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let py = msg.py();
+    let mut size = len_or_zero(&msg.call_method0(intern!(py, "value"))?)?
+        + len_or_zero(&msg.call_method0(intern!(py, "key"))?)?;
+    if headers.is_none() {
+        return Ok(size);
+    }
+    if let Ok(list) = headers.cast::<PyList>() {
+        for item in list.iter() {
+            size += header_size(&item)?;
+        }
+        return Ok(size);
+    }
+    for item in headers.try_iter()? {
+        size += header_size(&item?)?;
+    }
+    Ok(size)
+}
+
 /// The common case of the forwarder's plan of a parked record, or `None` for the rest:
 /// the counterpart of `rmqcompat.forwarder.plan.plain_release` (see it for the case).
 #[pyfunction]
@@ -1012,6 +1063,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
+    module.add_function(wrap_pyfunction!(record_size, module)?)?;
     module.add_class::<MessageIds>()?;
     module.add_class::<PendingSend>()?;
     Ok(())

@@ -67,8 +67,8 @@ class InFlight:
     ``source`` is the consumed level record it stands for (its offset is finished on
     success; it is what gets quarantined); ``kind`` is the metrics counter a successful
     delivery increments: ``forwarded``, ``hops`` or ``quarantined``. The record to
-    produce is kept as its fields, not as the :class:`OutgoingRecord` (an object and its
-    ``__dict__``), so fewer objects per record outlive the young GC generation.
+    produce is kept as its fields, not as the :class:`OutgoingRecord`, so one object fewer
+    per record outlives the young GC generation.
     """
 
     __slots__ = ("headers", "key", "kind", "lane", "owner", "partition", "source", "topic", "value")

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from rmqcompat.core import CORE
 from rmqcompat.errors import ConfigError
 from rmqcompat.properties import Headers
 from rmqcompat.wire import KafkaRecord
@@ -64,6 +65,9 @@ def record_size(msg: KafkaRecord, headers: Headers | None) -> int:
     return size
 
 
+_record_size = record_size if CORE is None else CORE.record_size
+
+
 class HeldRecords:
     """One partition's records read but not yet forwarded, in read order, and their size.
 
@@ -92,7 +96,7 @@ class HeldRecords:
 
     def append(self, msg: KafkaRecord) -> None:
         headers = msg.headers()
-        size = record_size(msg, headers)
+        size = _record_size(msg, headers)
         self._records.append((msg, headers, size))
         self.size += size
 

@@ -44,10 +44,13 @@ class Wait:
     due_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Forward:
     """Produce ``record``; ``hop`` means it goes to another level rather than its real
-    topic. ``properties``: the parked record's own, as parsed (its trace event reads them)."""
+    topic. ``properties``: the parked record's own, as parsed (its trace event reads them).
+
+    Not frozen, for the reason :class:`~rmqcompat.wire.OutgoingRecord` gives: one is built
+    for every forwarded record."""
 
     record: OutgoingRecord
     due_ms: int

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from rmqcompat import message_id, wire
 from rmqcompat import properties as props
 from rmqcompat.core import PURE_PYTHON_ENV
-from rmqcompat.forwarder import plan
+from rmqcompat.forwarder import holding, plan
 from rmqcompat.message import MessageExt
 from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
@@ -272,6 +272,21 @@ def _implementation(env: dict[str, str]) -> str:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
+
+
+#: What a consumed record's headers can be: None, or (name, bytes or None) pairs.
+CONSUMED_HEADERS = st.none() | st.lists(
+    st.tuples(st.text(max_size=6), st.binary(max_size=9) | st.none()), max_size=6
+)
+
+
+@given(st.binary(max_size=9) | st.none(), st.binary(max_size=4) | st.none(), CONSUMED_HEADERS)
+def test_a_held_records_size_is_the_same_compiled_and_pure(
+    value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes | None]] | None
+) -> None:
+    msg = Message(topic="t", partition=0, offset=0, value=value, key=key, headers=headers)
+    read = msg.headers()
+    assert compiled_core().record_size(msg, read) == holding.record_size(msg, read)
 
 
 def test_the_environment_variable_forces_the_pure_path() -> None:
