@@ -23,9 +23,10 @@ from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
 from rmqcompat.message import Message, MessageExt
+from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace.avro import zigzag_long
 from rmqcompat.trace.schema import EVENT_TYPES, HEADER, SCHEMA
-from rmqcompat.wire import KafkaRecord, offset_message_id
+from rmqcompat.wire import KafkaRecord, OutgoingRecord, offset_message_id
 
 _NULL, _SOME = b"\x00", b"\x02"
 _LONG = 2**63
@@ -205,6 +206,52 @@ def consume_events(
 
 
 _consume_events = consume_events if CORE is None else CORE.consume_events
+
+
+#: A send-back the broker stored: ``(at_ms, msg, reconsume_times, level, record)``:
+#: ``msg``, whose delivery with the stored count ``reconsume_times`` failed, sent back
+#: for ``level`` as ``record``.
+SentBack = tuple[int, MessageExt, int, int, OutgoingRecord]
+
+
+def sent_back(who: bytes, group: str, sends: Iterable[SentBack]) -> list[bytes]:
+    """The SEND_BACK events of ``group``'s stored send-backs (see
+    :func:`rmqcompat.trace.hooks.settled_back`): the target topic and the due time as
+    the produced record has them, never recomputed."""
+    head, by = _KIND["SEND_BACK"], _repeating(group)
+    events: list[bytes] = []
+    stamp: tuple[int, bytes] = (-1, b"")  # the last timestamp's encoding (often repeats)
+    for at_ms, msg, reconsume_times, level, record in sends:
+        if at_ms != stamp[0]:
+            stamp = (at_ms, _long(at_ms))
+        get = msg.properties.get
+        due = parking.stamped_due(record.headers)
+        events.append(
+            b"".join(
+                (
+                    head,
+                    stamp[1],
+                    who,
+                    by,
+                    _repeating(msg.topic),
+                    _NULL,  # physical topic
+                    _some_small(msg.queue_id),
+                    _some_natural(msg.queue_offset),
+                    _str(msg.msg_id),
+                    _some_str(get(_ORIGIN)),
+                    _some_str(get(_TAGS)),
+                    _some_str(get(_KEYS)),
+                    b"\x00\x00",  # status, duration
+                    _some_small(reconsume_times),
+                    _some_small(level),
+                    _NULL if due is None else _some_natural(due),
+                    _repeating(from_kafka_topic(record.topic)[1]),
+                    _some_natural(msg.born_timestamp),
+                    _NULL,  # reason
+                )
+            )
+        )
+    return events
 
 
 #: An acknowledged send: ``(at_ms, message, msg_id, physical_topic, born_ms, headers)``.

@@ -5,7 +5,8 @@ and orderly settlement; ``quarantined``: the consumer's intake, the forwarder's 
 its delivery reports), only when ``tracer.enabled``; none raises for a malformed record
 (a bad header yields a partial event, never an exception into the data path).
 
-The hot paths' events (``published``, ``consumed``, ``forwarded``, ``replayed``) are not
+The hot paths' events (``published``, ``consumed``, ``settled_back`` to a delay level,
+``forwarded``, ``replayed``) are not
 built here: the call takes the time and hands its values to the sink with one append
 (:meth:`~rmqcompat.trace.sink.TraceSink.defer`); the sink's thread encodes them
 (:mod:`rmqcompat.trace.bulk`).
@@ -16,13 +17,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import MessageExt
 from rmqcompat.retry import Destination, DestinationKind
-from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace import bulk
 from rmqcompat.trace.events import ConsumeStatus
 from rmqcompat.trace.sink import ENCODING_ERRORS, Write
@@ -114,15 +113,19 @@ def settled_back(
 ) -> None:
     """The broker stored the send-back of ``msg`` (whose delivery with the stored count
     ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ. ``record`` is what
-    was produced: its topic and ``DUE_TIME`` are recorded as written, never recomputed."""
+    was produced: its topic and ``DUE_TIME`` are recorded as written, never recomputed.
+
+    A SEND_BACK event (one per failed delivery) is encoded in bulk on the sink's thread
+    (:func:`rmqcompat.trace.bulk.sent_back`): built as a whole event and encoded by the
+    schema's writer it cost the retry round trip about a quarter of its rate."""
+    events = tracer.events
     if dest.kind is DestinationKind.DLQ:
-        event = tracer.events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
-    else:
-        target = from_kafka_topic(record.topic)[1]
-        due = parking.stamped_due(record.headers)
-        event = tracer.events.send_back(msg, group, dest.level, due, target)
-    event["reconsume_times"] = reconsume_times
-    tracer.emit(event)
+        event = events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
+        event["reconsume_times"] = reconsume_times
+        tracer.emit(event)
+        return
+    sent = ((events.clock(), msg, reconsume_times, dest.level, record),)
+    tracer.sink.defer(bulk.sent_back, (events.who, group, sent), 1)
 
 
 def forwarded(tracer: Tracer, records: Sequence[bulk.Forwarded]) -> None:
