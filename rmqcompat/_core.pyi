@@ -8,6 +8,7 @@ from rmqcompat.producer.pending import PendingSend as PendingSend
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events
+from rmqcompat.trace.bulk import send_back_events as send_back_events
 from rmqcompat.wire import decode_well_formed
 
 decode_headers = decode_well_formed

@@ -240,6 +240,70 @@ fn forward_events<'py>(
     Ok(events)
 }
 
+/// The SEND_BACK events of stored send-backs, each `(at_ms, msg, reconsume_times, level,
+/// due_ms, target_topic)`: the counterpart of `rmqcompat.trace.bulk.send_back_events`
+/// (see it for the fields).
+#[pyfunction]
+fn send_back_events<'py>(
+    py: Python<'py>,
+    kind: &[u8],
+    who: &[u8],
+    group: &[u8],
+    sends: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let events = PyList::empty(py);
+    let mut out: Vec<u8> = Vec::with_capacity(256);
+    for send in sends.try_iter()? {
+        let (at_ms, msg, reconsume_times, level, due_ms, target_topic): (
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+        ) = send?.extract()?;
+        let properties = msg.getattr(intern!(py, "properties"))?;
+        out.clear();
+        out.extend_from_slice(kind);
+        put_long_of(&mut out, &at_ms, "event time")?;
+        out.extend_from_slice(who);
+        out.extend_from_slice(group);
+        put_some_str(&mut out, Some(msg.getattr(intern!(py, "topic"))?))?;
+        out.push(0); // physical topic
+        put_some_int(&mut out, &msg.getattr(intern!(py, "queue_id"))?, "queue id")?;
+        put_some_long(
+            &mut out,
+            &msg.getattr(intern!(py, "queue_offset"))?,
+            "queue offset",
+        )?;
+        put_str(&mut out, &msg.getattr(intern!(py, "msg_id"))?)?;
+        for name in [
+            intern!(py, "ORIGIN_MESSAGE_ID"),
+            intern!(py, "TAGS"),
+            intern!(py, "KEYS"),
+        ] {
+            put_some_str(&mut out, get_property(&properties, name)?)?;
+        }
+        out.extend_from_slice(&[0, 0]); // status, duration
+        put_some_int(&mut out, &reconsume_times, "reconsume times")?;
+        put_some_int(&mut out, &level, "delay level")?;
+        if due_ms.is_none() {
+            out.push(0);
+        } else {
+            put_some_long(&mut out, &due_ms, "due time")?;
+        }
+        put_some_str(&mut out, Some(target_topic))?;
+        put_some_long(
+            &mut out,
+            &msg.getattr(intern!(py, "born_timestamp"))?,
+            "born time",
+        )?;
+        out.push(0); // reason
+        events.append(PyBytes::new(py, &out))?;
+    }
+    Ok(events)
+}
+
 /// `value or default`, as Python reads it.
 fn or_else<'py>(
     value: Bound<'py, PyAny>,
@@ -1062,6 +1126,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(consume_events, module)?)?;
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
+    module.add_function(wrap_pyfunction!(send_back_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
     module.add_class::<MessageIds>()?;

@@ -23,10 +23,9 @@ from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
 from rmqcompat.message import Message, MessageExt
-from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace.avro import zigzag_long
 from rmqcompat.trace.schema import EVENT_TYPES, HEADER, SCHEMA
-from rmqcompat.wire import KafkaRecord, OutgoingRecord, offset_message_id
+from rmqcompat.wire import KafkaRecord, offset_message_id
 
 _NULL, _SOME = b"\x00", b"\x02"
 _LONG = 2**63
@@ -208,31 +207,38 @@ def consume_events(
 _consume_events = consume_events if CORE is None else CORE.consume_events
 
 
-#: A send-back the broker stored: ``(at_ms, msg, reconsume_times, level, record)``:
-#: ``msg``, whose delivery with the stored count ``reconsume_times`` failed, sent back
-#: for ``level`` as ``record``.
-SentBack = tuple[int, MessageExt, int, int, OutgoingRecord]
+#: A send-back the broker stored: ``(at_ms, msg, reconsume_times, level, due_ms,
+#: target_topic)``: ``msg``, whose delivery with the stored count ``reconsume_times``
+#: failed, sent back for ``level``, due at ``due_ms`` (None: sent straight to its target)
+#: in the logical ``target_topic``.
+SentBack = tuple[int, MessageExt, int, int, int | None, str]
 
 
 def sent_back(who: bytes, group: str, sends: Iterable[SentBack]) -> list[bytes]:
     """The SEND_BACK events of ``group``'s stored send-backs (see
-    :func:`rmqcompat.trace.hooks.settled_back`): the target topic and the due time as
-    the produced record has them, never recomputed."""
-    head, by = _KIND["SEND_BACK"], _repeating(group)
+    :func:`rmqcompat.trace.hooks.settled_back`)."""
+    return _send_back_events(_KIND["SEND_BACK"], who, _repeating(group), sends)
+
+
+def send_back_events(
+    kind: bytes, who: bytes, group: bytes, sends: Iterable[SentBack]
+) -> list[bytes]:
+    """The events of :func:`sent_back`, each starting with ``kind`` (the event type's
+    encoding), then its time, ``who`` and ``group`` (encoded); the pure-Python reference
+    of the core's ``send_back_events``."""
     events: list[bytes] = []
     stamp: tuple[int, bytes] = (-1, b"")  # the last timestamp's encoding (often repeats)
-    for at_ms, msg, reconsume_times, level, record in sends:
+    for at_ms, msg, reconsume_times, level, due_ms, target_topic in sends:
         if at_ms != stamp[0]:
             stamp = (at_ms, _long(at_ms))
         get = msg.properties.get
-        due = parking.stamped_due(record.headers)
         events.append(
             b"".join(
                 (
-                    head,
+                    kind,
                     stamp[1],
                     who,
-                    by,
+                    group,
                     _repeating(msg.topic),
                     _NULL,  # physical topic
                     _some_small(msg.queue_id),
@@ -244,14 +250,17 @@ def sent_back(who: bytes, group: str, sends: Iterable[SentBack]) -> list[bytes]:
                     b"\x00\x00",  # status, duration
                     _some_small(reconsume_times),
                     _some_small(level),
-                    _NULL if due is None else _some_natural(due),
-                    _repeating(from_kafka_topic(record.topic)[1]),
+                    _NULL if due_ms is None else _some_natural(due_ms),
+                    _repeating(target_topic),
                     _some_natural(msg.born_timestamp),
                     _NULL,  # reason
                 )
             )
         )
     return events
+
+
+_send_back_events = send_back_events if CORE is None else CORE.send_back_events
 
 
 #: An acknowledged send: ``(at_ms, message, msg_id, physical_topic, born_ms, headers)``.

@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
+from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import MessageExt
 from rmqcompat.retry import Destination, DestinationKind
+from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace import bulk
 from rmqcompat.trace.events import ConsumeStatus
 from rmqcompat.trace.sink import ENCODING_ERRORS, Write
@@ -63,7 +65,7 @@ def consumed(
     # a failed message's count goes up if its send-back fails: the events keep this one
     counts = [msg.reconsume_times for msg in msgs] if failed else None
     args = (events.who, events.clock(), group, msgs, failed, late, duration_ms, counts)
-    _hand_over_consume_events(tracer, bulk.consumed, args, len(msgs))
+    _hand_over(tracer, bulk.consumed, args, len(msgs))
 
 
 def consumed_ok(
@@ -73,26 +75,26 @@ def consumed_ok(
     their CONSUME events (SUCCESS), with one append for all of them."""
     events = tracer.events
     count = sum(len(msgs) for msgs, _ in calls)
-    _hand_over_consume_events(
-        tracer, bulk.consumed_ok, (events.who, events.clock(), group, calls), count
-    )
+    _hand_over(tracer, bulk.consumed_ok, (events.who, events.clock(), group, calls), count)
 
 
-#: With the compiled core a CONSUME event is encoded at once, on the calling thread: that
-#: (0.3 us an event) costs less than keeping the listener's messages alive until the trace
-#: thread encodes them (consume at batch 32: 0.7 against 1.3 us of CPU a message, 3 runs
-#: each, 2026-11-26). In pure Python (1.4-1.9 us an event) the trace thread encodes them.
-ENCODE_CONSUME_AT_ONCE = CORE is not None
+#: With the compiled core CONSUME and SEND_BACK events are encoded at once, on the calling
+#: thread: that (0.3 us an event) costs less than keeping the listener's messages alive
+#: until the trace thread encodes them (consume at batch 32: 0.7 against 1.3 us of CPU a
+#: message, 3 runs each, 2026-11-26). In pure Python (1.4-3.7 us an event) the trace
+#: thread encodes them.
+ENCODE_AT_ONCE = CORE is not None
 
 
-def _hand_over_consume_events(
-    tracer: Tracer, write: Write, args: tuple[Any, ...], count: int
-) -> None:
-    if ENCODE_CONSUME_AT_ONCE:
+def _hand_over(tracer: Tracer, write: Write, args: tuple[Any, ...], count: int) -> None:
+    """``write(*args)``'s ``count`` events to the sink: encoded now where
+    :data:`ENCODE_AT_ONCE`, else on the sink's thread; values that cannot be encoded go
+    to the sink as they are, which drops, counts and logs them."""
+    if ENCODE_AT_ONCE:
         try:
             encoded = write(*args)
         except ENCODING_ERRORS:
-            pass  # handed over as it is: the sink drops the events, counts and logs them
+            pass
         else:
             tracer.sink.defer(_as_encoded, (encoded,), count)
             return
@@ -115,17 +117,19 @@ def settled_back(
     ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ. ``record`` is what
     was produced: its topic and ``DUE_TIME`` are recorded as written, never recomputed.
 
-    A SEND_BACK event (one per failed delivery) is encoded in bulk on the sink's thread
-    (:func:`rmqcompat.trace.bulk.sent_back`): built as a whole event and encoded by the
-    schema's writer it cost the retry round trip about a quarter of its rate."""
+    A SEND_BACK event (one per failed delivery) is encoded in bulk
+    (:func:`rmqcompat.trace.bulk.sent_back`, see :data:`ENCODE_AT_ONCE`): built as a whole
+    event and encoded by the schema's writer it took 7.2 us against 3.7 us in bulk."""
     events = tracer.events
     if dest.kind is DestinationKind.DLQ:
         event = events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
         event["reconsume_times"] = reconsume_times
         tracer.emit(event)
         return
-    sent = ((events.clock(), msg, reconsume_times, dest.level, record),)
-    tracer.sink.defer(bulk.sent_back, (events.who, group, sent), 1)
+    target = from_kafka_topic(record.topic)[1]
+    due = parking.stamped_due(record.headers)
+    sent = ((events.clock(), msg, reconsume_times, dest.level, due, target),)
+    _hand_over(tracer, bulk.sent_back, (events.who, group, sent), 1)
 
 
 def forwarded(tracer: Tracer, records: Sequence[bulk.Forwarded]) -> None:

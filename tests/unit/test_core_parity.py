@@ -112,6 +112,18 @@ def test_consume_trace_events_are_the_same_compiled_and_pure(
     assert compiled == _result(bulk.consume_events, *args)
 
 
+SENT_BACK = st.tuples(NUMBERS, MESSAGES, NUMBERS, NUMBERS, st.none() | NUMBERS, TEXT)
+
+
+@given(st.lists(SENT_BACK, max_size=3), st.binary(max_size=3), st.binary(max_size=6))
+def test_send_back_trace_events_are_the_same_compiled_and_pure(
+    sends: list[Any], kind: bytes, who: bytes
+) -> None:
+    args = (kind, who, b"\x02\x02G", sends)
+    compiled = _result(compiled_core().send_back_events, *args)
+    assert compiled == _result(bulk.send_back_events, *args)
+
+
 def test_compiled_consume_events_decode_as_the_events_they_stand_for() -> None:
     """A real call's events, encoded by the core, read back with the trace codec."""
     core = compiled_core()

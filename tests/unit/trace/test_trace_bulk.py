@@ -12,9 +12,7 @@ from hypothesis import strategies as st
 
 from rmqcompat import properties as props
 from rmqcompat.message import Message, MessageExt
-from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.trace import Emitter, bulk, decode, encode
-from rmqcompat.wire import OutgoingRecord
 
 _EMITTER = Emitter("host@1@G", "ns", lambda: 1_700_000_000_123, host="hé")
 _TEXT = st.text(max_size=40)
@@ -170,22 +168,11 @@ def test_forwarded_is_the_emitters_forward_event(
     assert encoded == [encode(expected)]
 
 
-@given(
-    _received(),
-    _INT,
-    st.integers(0, 18),
-    st.none() | _LONG,
-    st.sampled_from(["%SCHEDULE%10s", "%RETRY%G", "Orders"]),
-    st.sampled_from(["", "ns"]),
-)
+@given(_received(), _INT, st.integers(0, 18), st.none() | _LONG, _TEXT)
 def test_sent_back_is_the_emitters_send_back_event(
-    msg: MessageExt, stored: int, level: int, due: int | None, target: str, namespace: str
+    msg: MessageExt, stored: int, level: int, due: int | None, target: str
 ) -> None:
-    headers = [(props.UNIQ_KEY, b"id"), (props.DUE_TIME, None)]
-    if due is not None:
-        headers.append((props.DUE_TIME, str(due).encode()))
-    record = OutgoingRecord(to_kafka_topic(target, namespace), b"", None, headers)
-    encoded = bulk.sent_back(_EMITTER.who, "G", [(7, msg, stored, level, record)])
+    encoded = bulk.sent_back(_EMITTER.who, "G", [(7, msg, stored, level, due, target)])
     expected = dict(
         _EMITTER.send_back(msg, "G", level, due, target), timestamp_ms=7, reconsume_times=stored
     )

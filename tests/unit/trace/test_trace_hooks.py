@@ -213,7 +213,7 @@ class _HandOvers:
 def test_consume_events_are_encoded_at_once_with_the_core_and_later_without(
     monkeypatch: pytest.MonkeyPatch, at_once: bool
 ) -> None:
-    monkeypatch.setattr(hooks, "ENCODE_CONSUME_AT_ONCE", at_once)
+    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", at_once)
     sink = _HandOvers()
     tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
     msgs = [MessageExt("Orders", b"", f"ID{i}", 0, i, 1, 1) for i in range(2)]
@@ -228,7 +228,7 @@ def test_consume_events_are_encoded_at_once_with_the_core_and_later_without(
 def test_a_call_that_cannot_be_encoded_at_once_goes_to_the_sink_to_be_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(hooks, "ENCODE_CONSUME_AT_ONCE", True)
+    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", True)
     sink = _HandOvers()
     tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
     beyond_a_long = MessageExt("Orders", b"", "ID", 0, 2**70, 1, 1)
@@ -237,3 +237,27 @@ def test_a_call_that_cannot_be_encoded_at_once_goes_to_the_sink_to_be_counted(
     assert (write, count) == (bulk.consumed, 1)  # the sink's thread fails it, drops, counts
     with pytest.raises(OverflowError):
         write(*args)
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+def test_send_back_events_are_encoded_at_once_with_the_core_and_later_without(
+    monkeypatch: pytest.MonkeyPatch, at_once: bool
+) -> None:
+    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", at_once)
+    sink = _HandOvers()
+    tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
+    dest = Destination(DestinationKind.DELAY, "%RETRY%G", 3)
+    record = parking.park(
+        b"", None, {}, real_topic="%RETRY%G", level=3, levels=_LEVELS, namespace="ns",
+        now_ms=1_000,
+    )  # fmt: skip
+    hooks.settled_back(tracer, _MSG, 1, "G", dest, record)
+    ((write, args, count),) = sink.deferred
+    (event,) = [decode(e) for e in write(*args)]
+    assert (count, event["event"], event["due_ms"], event["target_topic"]) == (
+        1,
+        "SEND_BACK",
+        11_000,
+        "%SCHEDULE%10s",
+    )
+    assert (write is bulk.sent_back) is not at_once  # at once: only bytes are kept
