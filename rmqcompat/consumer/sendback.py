@@ -132,9 +132,9 @@ class _Report:
 
 class _Traced:
     """``done``, after tracing a send-back the broker acknowledged (a slots object for the
-    reason :class:`_Report` is one)."""
+    reason :class:`_Report` is one; it keeps only :func:`hooks.written` of the record)."""
 
-    __slots__ = ("_dest", "_done", "_msg", "_reconsume_times", "_record", "_sendback")
+    __slots__ = ("_dest", "_done", "_msg", "_reconsume_times", "_sendback", "_written")
 
     def __init__(
         self,
@@ -149,7 +149,7 @@ class _Traced:
         self._msg = msg
         self._reconsume_times = reconsume_times
         self._dest = dest
-        self._record = record
+        self._written = hooks.written(record)
         self._done = done
 
     def __call__(self, err: KafkaError | None) -> None:
@@ -160,7 +160,7 @@ class _Traced:
                 self._reconsume_times,
                 self._sendback.group,
                 self._dest,
-                self._record,
+                self._written,
             )
         self._done(err)
 

@@ -105,17 +105,30 @@ def _as_encoded(events: list[bytes]) -> list[bytes]:
     return events
 
 
+#: What a send-back's trace event records of the record produced: its Kafka topic and its
+#: ``DUE_TIME`` as written (None: not parked), see :func:`written`.
+Written = tuple[str, int | None]
+
+
+def written(record: OutgoingRecord) -> Written:
+    """What :func:`settled_back` records of ``record``, read when it is produced: the
+    record need not outlive its produce for the trace (its headers, a list of tuples,
+    would stay alive until the delivery report)."""
+    return record.topic, parking.stamped_due(record.headers)
+
+
 def settled_back(
     tracer: Tracer,
     msg: MessageExt,
     reconsume_times: int,
     group: str,
     dest: Destination,
-    record: OutgoingRecord,
+    record: Written,
 ) -> None:
     """The broker stored the send-back of ``msg`` (whose delivery with the stored count
-    ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ. ``record`` is what
-    was produced: its topic and ``DUE_TIME`` are recorded as written, never recomputed.
+    ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ. ``record`` is
+    :func:`written` of what was produced: its topic and ``DUE_TIME`` are recorded as
+    written, never recomputed.
 
     A SEND_BACK event (one per failed delivery) is encoded in bulk
     (:func:`rmqcompat.trace.bulk.sent_back`, see :data:`ENCODE_AT_ONCE`): built as a whole
@@ -126,8 +139,8 @@ def settled_back(
         event["reconsume_times"] = reconsume_times
         tracer.emit(event)
         return
-    target = from_kafka_topic(record.topic)[1]
-    due = parking.stamped_due(record.headers)
+    topic, due = record
+    target = from_kafka_topic(topic)[1]
     sent = ((events.clock(), msg, reconsume_times, dest.level, due, target),)
     _hand_over(tracer, bulk.sent_back, (events.who, group, sent), 1)
 

@@ -14,7 +14,6 @@ from rmqcompat.message import Message, MessageExt
 from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import Emitter, Tracer, bulk, decode, hooks
-from rmqcompat.wire import OutgoingRecord
 
 
 @dataclass
@@ -62,7 +61,7 @@ def test_send_back_to_a_level_records_the_topic_and_due_time_it_was_written_with
         b"", None, {}, real_topic="%RETRY%G", level=5, levels=_LEVELS, namespace="ns",
         now_ms=1_000,
     )  # fmt: skip
-    hooks.settled_back(tracer, _MSG, 2, "G", dest, record)
+    hooks.settled_back(tracer, _MSG, 2, "G", dest, hooks.written(record))
     (event,) = sink.events
     assert (event["event"], event["delay_level"], event["target_topic"]) == (
         "SEND_BACK",
@@ -80,14 +79,14 @@ def test_send_back_traced_late_still_records_the_due_time_written_not_one_from_i
         now_ms=1_000,
     )  # fmt: skip
     written = {name: value for name, value in record.headers}[props.DUE_TIME]
-    hooks.settled_back(tracer, _MSG, 0, "G", dest, record)
+    hooks.settled_back(tracer, _MSG, 0, "G", dest, hooks.written(record))
     assert str(sink.events[0]["due_ms"]).encode() == written == b"11000"
 
 
 def test_send_back_to_the_dlq_is_a_dead_letter() -> None:
     tracer, sink = _tracer()
     dlq = Destination(DestinationKind.DLQ, "%DLQ%G")
-    hooks.settled_back(tracer, _MSG, 2, "G", dlq, OutgoingRecord("ns.rmq.dlq.G", b"", None, []))
+    hooks.settled_back(tracer, _MSG, 2, "G", dlq, ("ns.rmq.dlq.G", None))
     assert [(e["event"], e["target_topic"]) for e in sink.events] == [("DEAD_LETTER", "%DLQ%G")]
 
 
@@ -251,7 +250,7 @@ def test_send_back_events_are_encoded_at_once_with_the_core_and_later_without(
         b"", None, {}, real_topic="%RETRY%G", level=3, levels=_LEVELS, namespace="ns",
         now_ms=1_000,
     )  # fmt: skip
-    hooks.settled_back(tracer, _MSG, 1, "G", dest, record)
+    hooks.settled_back(tracer, _MSG, 1, "G", dest, hooks.written(record))
     ((write, args, count),) = sink.deferred
     (event,) = [decode(e) for e in write(*args)]
     assert (count, event["event"], event["due_ms"], event["target_topic"]) == (
