@@ -114,6 +114,41 @@ fn put_some_str(out: &mut Vec<u8>, value: Option<Bound<'_, PyAny>>) -> PyResult<
     }
 }
 
+/// The fields of an event about a received message from its topic to its keys: topic,
+/// physical topic (null), partition, offset, message id, origin id, tags and keys.
+fn put_received(
+    out: &mut Vec<u8>,
+    msg: &Bound<'_, PyAny>,
+    properties: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let py = msg.py();
+    put_some_str(out, Some(msg.getattr(intern!(py, "topic"))?))?;
+    out.push(0); // physical topic
+    put_some_int(out, &msg.getattr(intern!(py, "queue_id"))?, "queue id")?;
+    put_some_long(
+        out,
+        &msg.getattr(intern!(py, "queue_offset"))?,
+        "queue offset",
+    )?;
+    put_str(out, &msg.getattr(intern!(py, "msg_id"))?)?;
+    for name in [
+        intern!(py, "ORIGIN_MESSAGE_ID"),
+        intern!(py, "TAGS"),
+        intern!(py, "KEYS"),
+    ] {
+        put_some_str(out, get_property(properties, name)?)?;
+    }
+    Ok(())
+}
+
+/// The last fields of an event about a received message: its born time, no reason.
+fn put_born_and_reason(out: &mut Vec<u8>, msg: &Bound<'_, PyAny>) -> PyResult<()> {
+    let born = msg.getattr(intern!(msg.py(), "born_timestamp"))?;
+    put_some_long(out, &born, "born time")?;
+    out.push(0); // reason
+    Ok(())
+}
+
 /// The CONSUME events of one listener call, each the bytes after the shared `head`: the
 /// counterpart of `rmqcompat.trace.bulk.consume_events` (see it for the fields).
 #[pyfunction]
@@ -139,31 +174,11 @@ fn consume_events<'py>(
         };
         out.clear();
         out.extend_from_slice(head);
-        put_some_str(&mut out, Some(msg.getattr(intern!(py, "topic"))?))?;
-        out.push(0); // physical topic
-        put_some_int(&mut out, &msg.getattr(intern!(py, "queue_id"))?, "queue id")?;
-        put_some_long(
-            &mut out,
-            &msg.getattr(intern!(py, "queue_offset"))?,
-            "queue offset",
-        )?;
-        put_str(&mut out, &msg.getattr(intern!(py, "msg_id"))?)?;
-        for name in [
-            intern!(py, "ORIGIN_MESSAGE_ID"),
-            intern!(py, "TAGS"),
-            intern!(py, "KEYS"),
-        ] {
-            put_some_str(&mut out, get_property(&properties, name)?)?;
-        }
+        put_received(&mut out, &msg, &properties)?;
         out.extend_from_slice(if failed.contains(i)? { bad } else { ok });
         put_some_int(&mut out, &reconsume, "reconsume times")?;
         out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
-        put_some_long(
-            &mut out,
-            &msg.getattr(intern!(py, "born_timestamp"))?,
-            "born time",
-        )?;
-        out.push(0); // reason
+        put_born_and_reason(&mut out, &msg)?;
         events.append(PyBytes::new(py, &out))?;
     }
     Ok(events)
@@ -268,22 +283,7 @@ fn send_back_events<'py>(
         put_long_of(&mut out, &at_ms, "event time")?;
         out.extend_from_slice(who);
         out.extend_from_slice(group);
-        put_some_str(&mut out, Some(msg.getattr(intern!(py, "topic"))?))?;
-        out.push(0); // physical topic
-        put_some_int(&mut out, &msg.getattr(intern!(py, "queue_id"))?, "queue id")?;
-        put_some_long(
-            &mut out,
-            &msg.getattr(intern!(py, "queue_offset"))?,
-            "queue offset",
-        )?;
-        put_str(&mut out, &msg.getattr(intern!(py, "msg_id"))?)?;
-        for name in [
-            intern!(py, "ORIGIN_MESSAGE_ID"),
-            intern!(py, "TAGS"),
-            intern!(py, "KEYS"),
-        ] {
-            put_some_str(&mut out, get_property(&properties, name)?)?;
-        }
+        put_received(&mut out, &msg, &properties)?;
         out.extend_from_slice(&[0, 0]); // status, duration
         put_some_int(&mut out, &reconsume_times, "reconsume times")?;
         put_some_int(&mut out, &level, "delay level")?;
@@ -293,12 +293,7 @@ fn send_back_events<'py>(
             put_some_long(&mut out, &due_ms, "due time")?;
         }
         put_some_str(&mut out, Some(target_topic))?;
-        put_some_long(
-            &mut out,
-            &msg.getattr(intern!(py, "born_timestamp"))?,
-            "born time",
-        )?;
-        out.push(0); // reason
+        put_born_and_reason(&mut out, &msg)?;
         events.append(PyBytes::new(py, &out))?;
     }
     Ok(events)

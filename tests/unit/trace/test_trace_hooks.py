@@ -14,6 +14,7 @@ from rmqcompat.message import Message, MessageExt
 from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import Emitter, Tracer, bulk, decode, hooks
+from rmqcompat.wire import OutgoingRecord
 
 
 @dataclass
@@ -54,13 +55,18 @@ _MSG = MessageExt("Orders", b"", "ID", 0, 5, 1, 1, 2, {})
 _LEVELS = DelayLevels.parse()
 
 
-def test_send_back_to_a_level_records_the_topic_and_due_time_it_was_written_with() -> None:
-    tracer, sink = _tracer()
-    dest = Destination(DestinationKind.DELAY, "%RETRY%G", 5)
+def _parked_send_back(level: int) -> tuple[Destination, OutgoingRecord]:
+    """Where a send-back for ``level`` goes, and the record that parks it at 1,000 ms."""
     record = parking.park(
-        b"", None, {}, real_topic="%RETRY%G", level=5, levels=_LEVELS, namespace="ns",
+        b"", None, {}, real_topic="%RETRY%G", level=level, levels=_LEVELS, namespace="ns",
         now_ms=1_000,
     )  # fmt: skip
+    return Destination(DestinationKind.DELAY, "%RETRY%G", level), record
+
+
+def test_send_back_to_a_level_records_the_topic_and_due_time_it_was_written_with() -> None:
+    tracer, sink = _tracer()
+    dest, record = _parked_send_back(5)
     hooks.settled_back(tracer, _MSG, 2, "G", dest, hooks.written(record))
     (event,) = sink.events
     assert (event["event"], event["delay_level"], event["target_topic"]) == (
@@ -73,11 +79,7 @@ def test_send_back_to_a_level_records_the_topic_and_due_time_it_was_written_with
 
 def test_send_back_traced_late_still_records_the_due_time_written_not_one_from_its_ack() -> None:
     tracer, sink = _tracer()
-    dest = Destination(DestinationKind.DELAY, "%RETRY%G", 3)
-    record = parking.park(
-        b"", None, {}, real_topic="%RETRY%G", level=3, levels=_LEVELS, namespace="ns",
-        now_ms=1_000,
-    )  # fmt: skip
+    dest, record = _parked_send_back(3)
     written = {name: value for name, value in record.headers}[props.DUE_TIME]
     hooks.settled_back(tracer, _MSG, 0, "G", dest, hooks.written(record))
     assert str(sink.events[0]["due_ms"]).encode() == written == b"11000"
@@ -208,13 +210,18 @@ class _HandOvers:
         self.deferred.append((write, args, events))
 
 
+def _handing_over(monkeypatch: pytest.MonkeyPatch, at_once: bool) -> tuple[_HandOvers, Tracer]:
+    """A tracer whose sink keeps the hand-overs, with events encoded at once or not."""
+    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", at_once)
+    sink = _HandOvers()
+    return sink, Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("at_once", [True, False])
 def test_consume_events_are_encoded_at_once_with_the_core_and_later_without(
     monkeypatch: pytest.MonkeyPatch, at_once: bool
 ) -> None:
-    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", at_once)
-    sink = _HandOvers()
-    tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
+    sink, tracer = _handing_over(monkeypatch, at_once)
     msgs = [MessageExt("Orders", b"", f"ID{i}", 0, i, 1, 1) for i in range(2)]
     hooks.consumed_ok(tracer, "G", [(msgs, 3)])
     ((write, args, count),) = sink.deferred
@@ -227,9 +234,7 @@ def test_consume_events_are_encoded_at_once_with_the_core_and_later_without(
 def test_a_call_that_cannot_be_encoded_at_once_goes_to_the_sink_to_be_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", True)
-    sink = _HandOvers()
-    tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
+    sink, tracer = _handing_over(monkeypatch, True)
     beyond_a_long = MessageExt("Orders", b"", "ID", 0, 2**70, 1, 1)
     hooks.consumed(tracer, "G", [beyond_a_long], (), 1)  # never raises into the data path
     ((write, args, count),) = sink.deferred
@@ -242,14 +247,8 @@ def test_a_call_that_cannot_be_encoded_at_once_goes_to_the_sink_to_be_counted(
 def test_send_back_events_are_encoded_at_once_with_the_core_and_later_without(
     monkeypatch: pytest.MonkeyPatch, at_once: bool
 ) -> None:
-    monkeypatch.setattr(hooks, "ENCODE_AT_ONCE", at_once)
-    sink = _HandOvers()
-    tracer = Tracer(sink, Emitter("c", "ns", lambda: 1_000))  # type: ignore[arg-type]
-    dest = Destination(DestinationKind.DELAY, "%RETRY%G", 3)
-    record = parking.park(
-        b"", None, {}, real_topic="%RETRY%G", level=3, levels=_LEVELS, namespace="ns",
-        now_ms=1_000,
-    )  # fmt: skip
+    sink, tracer = _handing_over(monkeypatch, at_once)
+    dest, record = _parked_send_back(3)
     hooks.settled_back(tracer, _MSG, 1, "G", dest, hooks.written(record))
     ((write, args, count),) = sink.deferred
     (event,) = [decode(e) for e in write(*args)]
