@@ -462,16 +462,6 @@ fn len_or_zero(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 
 /// A `(name, value)` header's name and value lengths.
 fn header_size(item: &Bound<'_, PyAny>) -> PyResult<usize> {
-    if let Ok(pair) = item.cast::<PyTuple>() {
-        if pair.len() == 2 {
-            let name = pair.get_borrowed_item(0)?;
-            let name_len = match name.cast::<PyString>() {
-                Ok(text) => text.len()?,
-                Err(_) => name.len()?,
-            };
-            return Ok(name_len + len_or_zero(&pair.get_item(1)?)?);
-        }
-    }
     let (name, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
     Ok(name.len()? + len_or_zero(&value)?)
 }

@@ -6,10 +6,10 @@ its delivery reports), only when ``tracer.enabled``; none raises for a malformed
 (a bad header yields a partial event, never an exception into the data path).
 
 The hot paths' events (``published``, ``consumed``, ``settled_back`` to a delay level,
-``forwarded``, ``replayed``) are not
-built here: the call takes the time and hands its values to the sink with one append
-(:meth:`~rmqcompat.trace.sink.TraceSink.defer`); the sink's thread encodes them
-(:mod:`rmqcompat.trace.bulk`).
+``forwarded``, ``replayed``) are not built here: the call takes the time and hands its
+values to the sink with one append (:meth:`~rmqcompat.trace.sink.TraceSink.defer`); they
+are encoded in bulk (:mod:`rmqcompat.trace.bulk`), on the sink's thread or, see
+:data:`ENCODE_AT_ONCE`, at once.
 """
 
 from __future__ import annotations
@@ -123,11 +123,11 @@ def settled_back(
     reconsume_times: int,
     group: str,
     dest: Destination,
-    record: Written,
+    produced: Written,
 ) -> None:
     """The broker stored the send-back of ``msg`` (whose delivery with the stored count
-    ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ. ``record`` is
-    :func:`written` of what was produced: its topic and ``DUE_TIME`` are recorded as
+    ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ. ``produced`` is
+    :func:`written` of the record sent: its topic and ``DUE_TIME`` are recorded as
     written, never recomputed.
 
     A SEND_BACK event (one per failed delivery) is encoded in bulk
@@ -139,7 +139,7 @@ def settled_back(
         event["reconsume_times"] = reconsume_times
         tracer.emit(event)
         return
-    topic, due = record
+    topic, due = produced
     target = from_kafka_topic(topic)[1]
     sent = ((events.clock(), msg, reconsume_times, dest.level, due, target),)
     _hand_over(tracer, bulk.sent_back, (events.who, group, sent), 1)
