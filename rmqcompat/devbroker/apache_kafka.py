@@ -53,6 +53,17 @@ _JVM_OPTIONS = (
 #: Variables of ours the JVM must not inherit: they would add options or classes behind
 #: our back (and ``JAVA_TOOL_OPTIONS`` makes the JVM print a line on every start).
 HIDDEN_ENV = ("CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")
+#: A cluster's KRaft timeouts (Kafka's defaults: fetch 2 s, request 2 s, election 1 s),
+#: for nodes that share two cores with each other and with the tests. With the defaults a
+#: node restarted after SIGKILL (2026-11-27, load average 30-70) missed its 2 s fetch
+#: deadline again and again while its JVM was starved: each miss started an election, the
+#: quorum's epoch went from 1 to 5 in 25 s and the node took 52 s to serve; other such
+#: restarts took over 180 s. A lone node elects only itself and keeps the defaults.
+_CLUSTER_QUORUM_TIMEOUTS = {
+    "controller.quorum.fetch.timeout.ms": "10000",
+    "controller.quorum.request.timeout.ms": "10000",
+    "controller.quorum.election.timeout.ms": "3000",
+}
 _JAVA_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
 _INSTALL_JAVA = "install a JDK 17 or newer (e.g. `apt install openjdk-17-jre-headless`)"
 _USE_TANSU = "or use the embedded broker (--kind tansu / RMQCOMPAT_TEST_BROKER=tansu)"
@@ -192,7 +203,8 @@ def server_properties(host: str, port: int, quorum: Quorum, log_dir: Path) -> st
 
     Kafka's own topics get min(3, nodes) replicas (2 in sync once there are 3); topics
     created without a replication factor still get one replica (Kafka's default), so a
-    client that forgets to ask for replication is caught on a cluster.
+    client that forgets to ask for replication is caught on a cluster. A cluster's nodes
+    wait longer for each other than Kafka's defaults (see ``_CLUSTER_QUORUM_TIMEOUTS``).
     """
     replicas, in_sync = str(quorum.internal_replication()), str(quorum.internal_min_in_sync())
     settings = {
@@ -221,6 +233,8 @@ def server_properties(host: str, port: int, quorum: Quorum, log_dir: Path) -> st
         "group.initial.rebalance.delay.ms": "0",
         "group.min.session.timeout.ms": "500",
     }
+    if quorum.size > 1:
+        settings.update(_CLUSTER_QUORUM_TIMEOUTS)
     lines = [f"{key}={value}" for key, value in settings.items()]
     return "# Written by rmqcompat's dev broker; rewritten on every start.\n" + "\n".join(lines)
 

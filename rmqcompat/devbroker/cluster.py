@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ from rmqcompat.devbroker.errors import DevBrokerError
 from rmqcompat.devbroker.ports import ensure_port_free, free_port
 from rmqcompat.devbroker.process import DevBroker
 from rmqcompat.devbroker.running import StartStop
+from rmqcompat.devbroker.scratch import throwaway_dir
 
 #: The three JVMs share the machine's cores while they start: more room than one node's.
 _READY_TIMEOUT_S = 120.0
@@ -138,7 +138,7 @@ class DevCluster(StartStop):
 
     def _ensure_root(self) -> Path:
         if self._root is None:
-            self._root = Path(tempfile.mkdtemp(prefix="rmqcompat-kafka-cluster-"))
+            self._root = throwaway_dir("rmqcompat-kafka-cluster-")
             self._owns_root = True
         self._root.mkdir(parents=True, exist_ok=True)
         return self._root

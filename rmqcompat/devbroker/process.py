@@ -19,6 +19,7 @@ from rmqcompat.devbroker.errors import DevBrokerError
 from rmqcompat.devbroker.kinds import BrokerFlavour, DevBrokerKind, flavour
 from rmqcompat.devbroker.ports import HOST, accepts_connections, ensure_port_free, free_port
 from rmqcompat.devbroker.running import StartStop
+from rmqcompat.devbroker.scratch import throwaway_dir
 
 _LOG_TAIL_LINES = 20
 _METADATA_PROBE_TIMEOUT_S = 1.0
@@ -202,7 +203,7 @@ class DevBroker(StartStop):
         if not self._flavour.keeps_data:
             return None
         if self._data_dir is None:
-            self._data_dir = Path(tempfile.mkdtemp(prefix=f"rmqcompat-{self.kind}-data-"))
+            self._data_dir = throwaway_dir(f"rmqcompat-{self.kind}-data-")
             self._owns_data_dir = True
         self._data_dir.mkdir(parents=True, exist_ok=True)
         return self._data_dir

@@ -36,6 +36,8 @@ def test_server_properties_are_one_loopback_kraft_node_tuned_for_tests(tmp_path:
     assert props["offsets.topic.replication.factor"] == "1"
     assert props["transaction.state.log.min.isr"] == "1"
     assert props["auto.create.topics.enable"] == "false"
+    # a lone node elects only itself: Kafka's quorum timeouts stay
+    assert not any(key.startswith("controller.quorum.") and "timeout" in key for key in props)
 
 
 def test_a_cluster_node_votes_with_every_node_and_replicates_kafkas_own_topics(
@@ -54,6 +56,10 @@ def test_a_cluster_node_votes_with_every_node_and_replicates_kafkas_own_topics(
     assert props["transaction.state.log.min.isr"] == "2"
     # topics created without a replication factor keep Kafka's default of one replica
     assert "default.replication.factor" not in props
+    # a starved node misses a 2 s fetch deadline: the cluster waits longer than Kafka's
+    # defaults before it calls an election
+    assert int(props["controller.quorum.fetch.timeout.ms"]) >= 10_000
+    assert int(props["controller.quorum.request.timeout.ms"]) >= 10_000
 
 
 def test_two_nodes_replicate_kafkas_own_topics_twice_with_one_in_sync() -> None:
