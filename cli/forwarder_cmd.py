@@ -8,6 +8,7 @@ from types import FrameType
 
 import click
 
+from rmqcompat.cli.collector import collector_tuned_for_service
 from rmqcompat.cli.context import CliContext
 from rmqcompat.cli.settings import parse_passthrough
 from rmqcompat.forwarder import DelayForwarder
@@ -115,4 +116,5 @@ def run(
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, stop)
-    service.run_forever()
+    with collector_tuned_for_service():  # this process's choice (cli/collector.py)
+        service.run_forever()
