@@ -10,20 +10,24 @@ node killed with SIGKILL took over three minutes to recover its logs. ``/dev/shm
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 #: Linux's memory-backed file system, present on any modern distribution.
 MEMORY_ROOT = Path("/dev/shm")  # noqa: S108 - a fixed, well-known mount, not a guessable file
+#: Free space :data:`MEMORY_ROOT` must have to be used: a container's is often 64 MiB,
+#: which a broker's logs would fill (the broker then stops with a full disk).
+MIN_FREE_BYTES = 4 * 1024**3
 
 
 def throwaway_dir(prefix: str) -> Path:
     """Create a new temporary directory for data deleted at stop, and return it.
 
-    It is made in :data:`MEMORY_ROOT` when that is a writable directory and ``TMPDIR`` is
-    not set; otherwise where :mod:`tempfile` puts it (``TMPDIR``, else ``/tmp``). A
-    process killed before it cleans up leaves the directory behind, in memory until the
-    next reboot or until removed.
+    It is made in :data:`MEMORY_ROOT` when that is a writable directory with at least
+    :data:`MIN_FREE_BYTES` free and ``TMPDIR`` is not set; otherwise where
+    :mod:`tempfile` puts it (``TMPDIR``, else ``/tmp``). A process killed before it cleans
+    up leaves the directory behind, in memory until the next reboot or until removed.
     """
     return Path(tempfile.mkdtemp(prefix=prefix, dir=_memory_root()))
 
@@ -31,6 +35,6 @@ def throwaway_dir(prefix: str) -> Path:
 def _memory_root() -> Path | None:
     if os.environ.get("TMPDIR"):
         return None  # the user chose where temporary files go
-    if MEMORY_ROOT.is_dir() and os.access(MEMORY_ROOT, os.W_OK | os.X_OK):
-        return MEMORY_ROOT
-    return None
+    if not (MEMORY_ROOT.is_dir() and os.access(MEMORY_ROOT, os.W_OK | os.X_OK)):
+        return None
+    return MEMORY_ROOT if shutil.disk_usage(MEMORY_ROOT).free >= MIN_FREE_BYTES else None

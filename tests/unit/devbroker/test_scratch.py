@@ -44,3 +44,19 @@ def test_without_memory_the_dir_goes_where_tempfile_puts_it(
     monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
 
     assert scratch.throwaway_dir("rmqcompat-test-").parent == tmp_path
+
+
+def test_a_small_memory_file_system_is_not_used(
+    memory_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_usage = scratch.shutil.disk_usage
+
+    def usage(path: str | Path) -> object:
+        if Path(path) == memory_root:
+            return real_usage(path)._replace(free=64 * 1024**2)  # a container's default
+        return real_usage(path)
+
+    monkeypatch.setattr(scratch.shutil, "disk_usage", usage)
+    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
+
+    assert scratch.throwaway_dir("rmqcompat-test-").parent == tmp_path
