@@ -5,6 +5,7 @@ from rmqcompat.forwarder.holding import record_size as record_size
 from rmqcompat.forwarder.plan import plain_release as plain_release
 from rmqcompat.message_id import MessageIds as MessageIds
 from rmqcompat.producer.pending import PendingSend as PendingSend
+from rmqcompat.properties import encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events
@@ -12,3 +13,4 @@ from rmqcompat.trace.bulk import send_back_events as send_back_events
 from rmqcompat.wire import decode_well_formed
 
 decode_headers = decode_well_formed
+to_headers = encode_properties

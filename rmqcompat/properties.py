@@ -7,8 +7,9 @@ numbers are decimal text. Decoding failures raise :class:`MalformedHeaderError`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from rmqcompat.core import CORE
 from rmqcompat.errors import MalformedHeaderError
 
 KEYS = "KEYS"
@@ -131,9 +132,18 @@ def clamp_reconsume_times(value: int) -> int:
     return min(max(value, low), high)
 
 
-def to_headers(properties: Mapping[str, str]) -> Headers:
-    """Encode properties as Kafka headers (UTF-8 values, one header per property)."""
+def encode_properties(properties: Mapping[str, str]) -> Headers:
+    """Encode properties as Kafka headers (UTF-8 values, one header per property, in the
+    mapping's order). The pure-Python reference of the core's ``to_headers``
+    (``tests/unit/test_core_parity.py``); call :data:`to_headers`."""
     return [(name, value.encode("utf-8")) for name, value in properties.items()]
+
+
+#: :func:`encode_properties`, compiled where the core is built: every send-back, parked
+#: or hopping record and every produce with user properties encodes its properties so.
+to_headers: Callable[[Mapping[str, str]], Headers] = (
+    encode_properties if CORE is None else CORE.to_headers
+)
 
 
 def from_headers(headers: Sequence[tuple[str, bytes | None]] | None) -> dict[str, str]:

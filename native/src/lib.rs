@@ -466,6 +466,36 @@ fn header_size(item: &Bound<'_, PyAny>) -> PyResult<usize> {
     Ok(name.len()? + len_or_zero(&value)?)
 }
 
+/// RocketMQ properties as Kafka headers, `[(name, value encoded as UTF-8), ...]` in the
+/// mapping's order: the counterpart of `rmqcompat.properties.encode_properties`. A value
+/// that is not exactly a `str` is encoded by its own `encode("utf-8")`, as there.
+#[pyfunction]
+fn to_headers<'py>(
+    py: Python<'py>,
+    properties: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let headers = PyList::empty(py);
+    if let Ok(dict) = properties.cast_exact::<PyDict>() {
+        for (name, value) in dict.iter() {
+            headers.append(PyTuple::new(py, [name, utf8(py, &value)?])?)?;
+        }
+        return Ok(headers);
+    }
+    for item in properties.call_method0(intern!(py, "items"))?.try_iter()? {
+        let (name, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
+        headers.append(PyTuple::new(py, [name, utf8(py, &value)?])?)?;
+    }
+    Ok(headers)
+}
+
+/// `value.encode("utf-8")`, without the method call for an exact `str`.
+fn utf8<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    match value.cast_exact::<PyString>() {
+        Ok(text) => Ok(PyBytes::new(py, text.to_str()?.as_bytes()).into_any()),
+        Err(_) => value.call_method1(intern!(py, "encode"), ("utf-8",)),
+    }
+}
+
 /// The bytes a held record takes that its sender chose: the counterpart of
 /// `rmqcompat.forwarder.holding.record_size` for a consumed record and its headers
 /// (`None`, or `(name, value)` pairs).
@@ -1114,6 +1144,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(send_back_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
+    module.add_function(wrap_pyfunction!(to_headers, module)?)?;
     module.add_class::<MessageIds>()?;
     module.add_class::<PendingSend>()?;
     Ok(())

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+import types
 from typing import Any
 from unittest import mock
 
@@ -299,6 +300,49 @@ def test_a_held_records_size_is_the_same_compiled_and_pure(
     msg = Message(topic="t", partition=0, offset=0, value=value, key=key, headers=headers)
     read = msg.headers()
     assert compiled_core().record_size(msg, read) == holding.record_size(msg, read)
+
+
+class _Encodes:
+    """Not a ``str``, but has the ``encode`` both paths call."""
+
+    def encode(self, encoding: str) -> bytes:
+        return f"encoded as {encoding}".encode()
+
+
+class _OwnEncoding(str):
+    """A ``str`` whose ``encode`` both paths must call (not the fast path's UTF-8)."""
+
+    __slots__ = ()
+
+    def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+        return b"own:" + str.encode(self, encoding, errors)
+
+
+PROPERTY_VALUES = (
+    st.text(max_size=8)  # lone surrogates included: not UTF-8 encodable
+    | st.integers()
+    | st.binary(max_size=3)
+    | st.none()
+    | st.builds(_Encodes)
+    | st.text(max_size=3).map(_OwnEncoding)
+)
+PROPERTY_MAPS = st.dictionaries(st.text(max_size=6), PROPERTY_VALUES, max_size=6)
+
+
+@given(PROPERTY_MAPS | PROPERTY_MAPS.map(types.MappingProxyType))
+def test_properties_are_encoded_as_headers_the_same_compiled_and_pure(properties: Any) -> None:
+    core = compiled_core()
+    assert _result(core.to_headers, properties) == _result(props.encode_properties, properties)
+
+
+def test_the_core_encodes_properties_itself() -> None:
+    """Not the pure function behind a compiled name: the bytes come out of the core."""
+    core = compiled_core()
+    assert core.to_headers is not props.encode_properties
+    assert core.to_headers({"KEYS": "k\u00e9", "TAGS": _OwnEncoding("t")}) == [
+        ("KEYS", b"k\xc3\xa9"),
+        ("TAGS", b"own:t"),
+    ]
 
 
 def test_the_environment_variable_forces_the_pure_path() -> None:
