@@ -2,9 +2,9 @@
 
 A dev broker's temporary data is deleted when it stops, so keeping it on disk buys
 nothing, and disk costs: Apache Kafka syncs its KRaft metadata log on every commit and
-its producer snapshots and checkpoints on every roll and recovery. On a loaded disk a
-node killed with SIGKILL took over three minutes to recover its logs. ``/dev/shm``
-(tmpfs, Linux) keeps the same files in memory.
+its producer snapshots and checkpoints on every roll and recovery. On a loaded disk the
+recovery of a node killed with SIGKILL once spent 8.8 s writing 13 producer snapshots.
+``/dev/shm`` (tmpfs, Linux) keeps the same files in memory.
 """
 
 from __future__ import annotations
