@@ -11,6 +11,7 @@ from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events
 from rmqcompat.trace.bulk import send_back_events as send_back_events
 from rmqcompat.wire import decode_well_formed
+from rmqcompat.wire import plain_decode as plain_decode
 
 decode_headers = decode_well_formed
 to_headers = encode_properties

@@ -118,6 +118,60 @@ _BORN_RANGE = (0, props.JAVA_LONG_MAX)
 _UNIQ_KEY = props.UNIQ_KEY
 #: The headers decoding reads as numbers (see the module's table).
 _CHECKED = frozenset({props.BORN_TIMESTAMP, props.RECONSUME_TIME, props.FLAG})
+#: Digits in the largest value :func:`plain_decode` reads (a Java long).
+_LONG_DIGITS = len(str(props.JAVA_LONG_MAX))
+
+
+def plain_decode(
+    record: KafkaRecord, physical: str, logical: str, partition: int, offset: int
+) -> MessageExt | None:
+    """The common case of :meth:`TopicDecoder.decode` in one call, or None for the rest.
+
+    The common case: the headers are None or well-formed properties
+    (:func:`decode_well_formed`), and each number decoding reads (``BORN_TIMESTAMP``,
+    ``RECONSUME_TIME``, ``FLAG``) is plain decimal digits within its range, so nothing is
+    clamped, logged or refused. None sends the record down the general path, which
+    decides the same way and names what is wrong with a poison record: this never
+    decides a quarantine. The pure-Python reference of the core's ``plain_decode``
+    (``tests/unit/test_core_parity.py``); the consumer's intake runs it for every record.
+    """
+    headers = record.headers()
+    properties = {} if headers is None else decode_well_formed(headers)
+    if properties is None:
+        return None
+    store_timestamp = record.timestamp()[1]
+    born = _plain_number(properties, props.BORN_TIMESTAMP, props.JAVA_LONG_MAX, store_timestamp)
+    reconsume = _plain_number(properties, props.RECONSUME_TIME, props.JAVA_INT_MAX, 0)
+    flag = _plain_number(properties, props.FLAG, props.JAVA_INT_MAX, 0)
+    if born is None or reconsume is None or flag is None:
+        return None
+    return MessageExt(
+        logical,
+        record.value() or b"",
+        properties.get(_UNIQ_KEY) or offset_message_id(physical, partition, offset),
+        partition,
+        offset,
+        born,
+        store_timestamp,
+        reconsume,
+        properties,
+        record.key(),
+    )
+
+
+def _plain_number(properties: dict[str, str], name: str, high: int, default: int) -> int | None:
+    """The property's value when it is plain digits up to ``high``, ``default`` when it is
+    absent, None for anything else (a sign, a clamp: the general path's business)."""
+    text = properties.get(name)
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit() and len(text) <= _LONG_DIGITS):
+        return None
+    value = int(text)
+    return value if value <= high else None
+
+
+_plain_decode = plain_decode if CORE is None else CORE.plain_decode
 
 
 @dataclass(frozen=True)
@@ -142,6 +196,9 @@ class TopicDecoder:
             MalformedHeaderError: a property is malformed or out of range for good (see
                 the module's table).
         """
+        plain = _plain_decode(record, self.physical, self.logical, partition, offset)
+        if plain is not None:
+            return plain
         properties = decode_properties(record.headers())
         store_timestamp = record.timestamp()[1]
         born, reconsume = store_timestamp, 0

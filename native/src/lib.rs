@@ -5,7 +5,8 @@
 use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -49,6 +50,111 @@ fn decode_headers<'py>(
         properties.set_item(name, PyString::new(py, text))?;
     }
     Ok(Some(properties))
+}
+
+/// `rmqcompat.message.MessageExt`, imported when first needed.
+static MESSAGE_EXT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A property read by `plain_decode`: its value when it is plain ASCII digits (at most
+/// 19) up to `high`, `default` when it is absent, `None` for anything else. The
+/// counterpart of `rmqcompat.wire._plain_number`.
+fn plain_number(
+    properties: &Bound<'_, PyDict>,
+    name: &Bound<'_, PyString>,
+    high: i64,
+    default: i64,
+) -> Option<i64> {
+    let Ok(found) = properties.get_item(name) else {
+        return None;
+    };
+    let Some(value) = found else {
+        return Some(default);
+    };
+    let text = value.cast::<PyString>().ok()?.to_str().ok()?;
+    if text.is_empty() || text.len() > 19 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // 19 digits may pass a long: the parse fails then, and so does the bound
+    text.parse::<i64>().ok().filter(|number| *number <= high)
+}
+
+/// The common case of decoding a consumed record into the `MessageExt` a listener sees,
+/// or `None` for the rest (the general path decides those and names what is wrong): the
+/// counterpart of `rmqcompat.wire.plain_decode` (see it for the case).
+#[pyfunction]
+fn plain_decode<'py>(
+    py: Python<'py>,
+    record: &Bound<'py, PyAny>,
+    physical: &Bound<'py, PyString>,
+    logical: &Bound<'py, PyAny>,
+    partition: &Bound<'py, PyAny>,
+    offset: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let headers = record.call_method0(intern!(py, "headers"))?;
+    let properties = if headers.is_none() {
+        PyDict::new(py)
+    } else {
+        match decode_headers(py, &headers)? {
+            Some(properties) => properties,
+            None => return Ok(None),
+        }
+    };
+    let Ok((_, store_timestamp)) = record
+        .call_method0(intern!(py, "timestamp"))?
+        .extract::<(Bound<'py, PyAny>, i64)>()
+    else {
+        return Ok(None);
+    };
+    const INT_MAX: i64 = i32::MAX as i64;
+    let numbers = (
+        plain_number(
+            &properties,
+            intern!(py, "BORN_TIMESTAMP"),
+            i64::MAX,
+            store_timestamp,
+        ),
+        plain_number(&properties, intern!(py, "RECONSUME_TIME"), INT_MAX, 0),
+        plain_number(&properties, intern!(py, "FLAG"), INT_MAX, 0),
+    );
+    let (Some(born), Some(reconsume), Some(_flag)) = numbers else {
+        return Ok(None);
+    };
+    let value = record.call_method0(intern!(py, "value"))?;
+    let body = if value.is_truthy()? {
+        value
+    } else {
+        PyBytes::new(py, b"").into_any()
+    };
+    let msg_id = match properties.get_item(intern!(py, "UNIQ_KEY"))? {
+        Some(id) if id.is_truthy()? => id,
+        _ => {
+            // `rmqcompat.wire.offset_message_id`, with each number as Python writes it
+            let id = format!(
+                "{}@{}@{}",
+                physical.to_str()?,
+                partition.str()?.to_str()?,
+                offset.str()?.to_str()?
+            );
+            PyString::new(py, &id).into_any()
+        }
+    };
+    let key = record.call_method0(intern!(py, "key"))?;
+    let class = MESSAGE_EXT.import(py, "rmqcompat.message", "MessageExt")?;
+    let fields = [
+        logical.clone(),
+        body,
+        msg_id,
+        partition.clone(),
+        offset.clone(),
+        born.into_pyobject(py)?.into_any(),
+        store_timestamp.into_pyobject(py)?.into_any(),
+        reconsume.into_pyobject(py)?.into_any(),
+        properties.into_any(),
+        key,
+    ];
+    // positional, in the dataclass's field order (its generated __init__ runs: through a
+    // __dict__ set directly, an instance took longer, losing the shared-key layout)
+    Ok(Some(class.call1(PyTuple::new(py, fields)?)?))
 }
 
 /// Avro's zig-zag varint of `value`, appended to `out`.
@@ -1143,6 +1249,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     module.add_function(wrap_pyfunction!(send_back_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
+    module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
     module.add_function(wrap_pyfunction!(to_headers, module)?)?;
     module.add_class::<MessageIds>()?;

@@ -22,6 +22,7 @@ from unittest import mock
 import pytest
 from compiled_core import compiled_core
 from confluent_kafka import Message
+from consumed_records import RECORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -404,3 +405,51 @@ def test_message_ids_name_what_is_refused_compiled_and_pure() -> None:
         with pytest.raises(ValueError, match="count must be >= 0, not -2"):
             ids.next_ids(-2)
         assert [msg_id[24:] for msg_id in ids.next_ids(2)] == ["FFFFFFFF", "00000000"]
+
+
+def _plain_decoded(kernel: Any, record: Any, partition: int, offset: int) -> Any:
+    """What ``kernel`` (``plain_decode``) makes of ``record``: None, the message's
+    attributes and class, or the exception's type."""
+    try:
+        msg = kernel(record, "ns.rmq.retry.G", "%RETRY%G", partition, offset)
+    except Exception as exc:  # the exception's type is the outcome compared
+        return type(exc)
+    return None if msg is None else (type(msg), vars(msg))
+
+
+@settings(max_examples=300)
+@given(
+    RECORDS,
+    st.integers(min_value=0, max_value=2**31) | st.just(2**70),
+    st.integers(min_value=0, max_value=2**63) | st.just(2**70),
+)
+def test_decoding_a_record_is_the_same_compiled_and_pure(
+    record: Any, partition: int, offset: int
+) -> None:
+    consumed = Message(
+        topic="ns.rmq.retry.G",
+        partition=record.partition_,
+        offset=record.offset_,
+        value=record.value_,
+        key=record.key_,
+        headers=record.headers_,
+        timestamp=record.timestamp_,
+    )
+    for source in (record, consumed):  # a Python record, and confluent's own
+        compiled = _plain_decoded(compiled_core().plain_decode, source, partition, offset)
+        assert compiled == _plain_decoded(wire.plain_decode, source, partition, offset)
+
+
+def test_the_core_decodes_a_plain_record_itself() -> None:
+    """The core takes the common case itself (None would send it down the general path)."""
+    headers = [("UNIQ_KEY", b"ABC"), ("BORN_TIMESTAMP", b"9223372036854775807"), ("T", b"u")]
+    record = Message(topic="t", partition=2, offset=41, value=b"v", headers=headers)
+    core = compiled_core()
+    decoded = core.plain_decode(record, "t", "T", 2, 41)
+    assert isinstance(decoded, MessageExt)
+    assert (decoded.topic, decoded.msg_id, decoded.born_timestamp) == ("T", "ABC", 2**63 - 1)
+    assert decoded.properties == {"UNIQ_KEY": "ABC", "BORN_TIMESTAMP": str(2**63 - 1), "T": "u"}
+    no_id = core.plain_decode(Message(topic="t", partition=2, offset=41), "t", "T", 2, 41)
+    assert no_id is not None and no_id.msg_id == "t@2@41"
+    for odd in ([("RECONSUME_TIME", b"2147483648")], [("FLAG", b"-1")], [("a", b"\xff")]):
+        assert core.plain_decode(Message(topic="t", headers=odd), "t", "T", 2, 41) is None

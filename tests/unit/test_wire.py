@@ -2,47 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any
+from unittest import mock
 
 import pytest
+from consumed_records import RECORDS, FakeRecord
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rmqcompat import properties as props
+from rmqcompat import wire
 from rmqcompat.errors import InvalidNameError, MalformedHeaderError
 from rmqcompat.wire import decode_record, offset_message_id
-
-
-@dataclass
-class FakeRecord:
-    """Implements the KafkaRecord protocol with fixed values."""
-
-    topic_: str | None = "ns.OrderTopic"
-    partition_: int | None = 2
-    offset_: int | None = 41
-    key_: bytes | None = b"shard"
-    value_: bytes | None = b"payload"
-    headers_: list[tuple[str, bytes | None]] | None = field(default_factory=list)
-    timestamp_: tuple[int, int] = (1, 1_700_000_000_500)
-
-    def topic(self) -> str | None:
-        return self.topic_
-
-    def partition(self) -> int | None:
-        return self.partition_
-
-    def offset(self) -> int | None:
-        return self.offset_
-
-    def key(self) -> bytes | None:
-        return self.key_
-
-    def value(self) -> bytes | None:
-        return self.value_
-
-    def headers(self) -> list[tuple[str, bytes | None]] | None:
-        return self.headers_
-
-    def timestamp(self) -> tuple[int, int]:
-        return self.timestamp_
 
 
 def test_record_with_rmqcompat_headers() -> None:
@@ -109,3 +80,37 @@ def test_malformed_headers_raise_typed_error(headers: list[tuple[str, bytes | No
 def test_foreign_topic_raises_invalid_name() -> None:
     with pytest.raises(InvalidNameError):
         decode_record(FakeRecord(topic_="a.b.c"))
+
+
+def _general_decode(record: FakeRecord) -> Any:
+    """What the general path alone makes of ``record``: its fields, or the exception."""
+    with mock.patch.object(wire, "_plain_decode", lambda *args: None):
+        try:
+            return vars(decode_record(record))
+        except Exception as exc:  # the exception's type is the outcome compared
+            return type(exc)
+
+
+@given(RECORDS, st.integers(min_value=0, max_value=2**31), st.integers(min_value=0))
+def test_the_plain_decode_answers_as_the_general_path_or_leaves_it_to_it(
+    record: FakeRecord, partition: int, offset: int
+) -> None:
+    record.partition_, record.offset_ = partition, offset
+    plain = wire.plain_decode(record, "ns.OrderTopic", "OrderTopic", partition, offset)
+    if plain is not None:
+        assert vars(plain) == _general_decode(record)
+
+
+def test_the_plain_decode_takes_the_common_case_and_leaves_the_rest() -> None:
+    """Plain digits within range are its own; a sign, a clamp or a malformed header is not."""
+    common = [(props.UNIQ_KEY, b"ABC"), (props.BORN_TIMESTAMP, b"5"), (props.FLAG, b"3")]
+    decoded = wire.plain_decode(FakeRecord(headers_=common), "ns.OrderTopic", "OrderTopic", 2, 41)
+    assert decoded is not None and (decoded.msg_id, decoded.born_timestamp) == ("ABC", 5)
+    assert wire.plain_decode(FakeRecord(headers_=None), "p", "l", 2, 41) is not None
+    for odd in (
+        [(props.RECONSUME_TIME, b"2147483648")],  # clamped by the general path
+        [(props.BORN_TIMESTAMP, b"+5")],
+        [(props.FLAG, b"-1")],
+        [("TAGS", None)],
+    ):
+        assert wire.plain_decode(FakeRecord(headers_=odd), "p", "l", 2, 41) is None, odd
