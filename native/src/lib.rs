@@ -2,7 +2,9 @@
 //! counterpart of a pure-Python function that stays the reference (`rmqcompat/core.py`
 //! says which one is active; tests run the same inputs through both).
 
-use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyAttributeError, PyOverflowError, PyTypeError, PyUnicodeDecodeError, PyValueError,
+};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -41,13 +43,17 @@ fn decode_headers<'py>(
         let Ok(bytes) = value.cast::<PyBytes>() else {
             return Ok(None);
         };
-        let Ok(text) = std::str::from_utf8(bytes.as_bytes()) else {
-            return Ok(None);
+        // one UTF-8 check, CPython's own: it rejects what str.decode("utf-8") rejects
+        let text = match PyString::from_bytes(py, bytes.as_bytes()) {
+            Ok(text) => text,
+            Err(err) if err.is_instance_of::<PyUnicodeDecodeError>(py) => return Ok(None),
+            Err(err) => return Err(err),
         };
-        if properties.contains(&name)? {
-            return Ok(None);
+        let before = properties.len();
+        properties.set_item(name, text)?;
+        if properties.len() == before {
+            return Ok(None); // a repeated name
         }
-        properties.set_item(name, PyString::new(py, text))?;
     }
     Ok(Some(properties))
 }
@@ -528,7 +534,10 @@ const CLOCK_JUMP_MS: i128 = 60_000;
 /// A property as an integer the way `rmqcompat.properties.decode_int` reads it (an
 /// optional sign, then ASCII digits), `Err(())` when it is not one. Beyond a Java long it
 /// is held at +-2^100: every rule that reads it then decides as with the exact number.
-fn int_of_property(properties: &Bound<'_, PyDict>, name: &str) -> Result<Option<i128>, ()> {
+fn int_of_property(
+    properties: &Bound<'_, PyDict>,
+    name: &Bound<'_, PyString>,
+) -> Result<Option<i128>, ()> {
     let Ok(Some(value)) = properties.get_item(name) else {
         return Ok(None);
     };
@@ -638,17 +647,17 @@ fn plain_release<'py>(
     let Some(properties) = decode_headers(py, headers)? else {
         return Ok(None);
     };
-    if properties.contains("TIMER_DELIVER_MS")? {
+    if properties.contains(intern!(py, "TIMER_DELIVER_MS"))? {
         return Ok(None);
     }
-    let real_topic = properties.get_item("REAL_TOPIC")?;
+    let real_topic = properties.get_item(intern!(py, "REAL_TOPIC"))?;
     let Some(real_topic) = real_topic.filter(|t| t.is_truthy().unwrap_or(false)) else {
         return Ok(None);
     };
-    let Ok(Some(stamped)) = int_of_property(&properties, "DUE_TIME") else {
+    let Ok(Some(stamped)) = int_of_property(&properties, intern!(py, "DUE_TIME")) else {
         return Ok(None);
     };
-    let Ok(real_qid) = int_of_property(&properties, "REAL_QID") else {
+    let Ok(real_qid) = int_of_property(&properties, intern!(py, "REAL_QID")) else {
         return Ok(None);
     };
     let Ok(real_qid) = i64::try_from(real_qid.unwrap_or(-1)) else {
