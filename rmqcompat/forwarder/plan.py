@@ -113,6 +113,8 @@ def _kept(headers: Headers | None) -> list[tuple[str, bytes | None]]:
 
 
 _plain_release = plain_release if CORE is None else CORE.plain_release
+#: How many real topics a :class:`Planner` remembers before it starts over.
+_ACCEPTED_MAX = 4096
 
 
 class Planner:
@@ -121,6 +123,9 @@ class Planner:
     def __init__(self, levels: DelayLevels, namespace: str) -> None:
         self._levels = levels
         self._namespace = namespace
+        # real topics accepted so far and their Kafka names: one dict lookup per forwarded
+        # record instead of the two cached rules' calls (bounded against unbounded names)
+        self._accepted: dict[str, str] = {}
 
     def plan(self, record: KafkaRecord, level_delay_ms: int, now_ms: int) -> Plan:
         """Never raises for bad record content: such records get a :class:`Quarantine` plan."""
@@ -135,10 +140,12 @@ class Planner:
         plain = _plain_release(headers, append_ms, level_delay_ms, now_ms)
         if plain is not None:
             due, properties, real_topic, real_qid, kept = plain
-            try:  # an unusable real topic is set aside at once, due or not
-                topic = self._physical_topic(real_topic)
-            except _BAD_RECORD as exc:
-                return self._quarantine(record, exc)
+            topic = self._accepted.get(real_topic)
+            if topic is None:
+                try:  # an unusable real topic is set aside at once, due or not
+                    topic = self._accept(real_topic)
+                except _BAD_RECORD as exc:
+                    return self._quarantine(record, exc)
             if kept is None:
                 return Wait(due)
             return _forward(record, topic, kept, _partition(real_qid), due, properties)
@@ -155,6 +162,14 @@ class Planner:
         if not is_due(due, now_ms):
             return Wait(due)
         return _forward(record, topic, _kept(headers), partition, due, properties)
+
+    def _accept(self, real_topic: str) -> str:
+        """:meth:`_physical_topic`, remembered for the plain path's next records."""
+        topic = self._physical_topic(real_topic)
+        if len(self._accepted) >= _ACCEPTED_MAX:
+            self._accepted.clear()
+        self._accepted[real_topic] = topic
+        return topic
 
     def _physical_topic(self, real_topic: str | None) -> str:
         if not real_topic:

@@ -6,6 +6,7 @@ import pytest
 
 from rmqcompat import parking
 from rmqcompat import properties as props
+from rmqcompat.forwarder import plan as plan_module
 from rmqcompat.forwarder.plan import Forward, Planner, Quarantine, Wait, plan_head
 from rmqcompat.forwarder.schedule import CLOCK_JUMP_MS
 from rmqcompat.topics.delay_levels import DelayLevels
@@ -168,3 +169,19 @@ def test_planner_caches_the_topic_mapping_but_still_rejects_bad_names() -> None:
     bad = FakeRecord(_headers(REAL_TOPIC=b"bad topic!", DUE_TIME=str(NOW).encode()))
     assert isinstance(planner.plan(bad, 1000, NOW), Quarantine)
     assert isinstance(planner.plan(bad, 1000, NOW), Quarantine)
+
+
+def test_planner_remembers_a_bounded_number_of_real_topics(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the bound it starts over: every record still goes to its own real topic."""
+    monkeypatch.setattr(plan_module, "_ACCEPTED_MAX", 2)
+    planner = Planner(LEVELS, NS)
+    for _ in range(2):
+        for group in ("g1", "g2", "g3"):
+            record = FakeRecord(
+                _headers(REAL_TOPIC=f"%RETRY%{group}".encode(), DUE_TIME=str(NOW).encode())
+            )
+            result = planner.plan(record, 1000, NOW)
+            assert isinstance(result, Forward) and result.record.topic == f"ns1.rmq.retry.{group}"
+    assert len(planner._accepted) <= 2
