@@ -17,6 +17,8 @@ this process only reads and times. Each run uses a fresh namespace. Measured per
 2. backlog: BACKLOG records already due, parked before the forwarder starts; msgs/s =
    count / span of their CreateTimes on the real topic. A raw confluent-kafka
    consume->produce loop copies the same records (headers kept), timed the same way.
+   Also the CPU a record of each (all threads; the forwarder's from ``/proc``), steadier
+   than the rates on a shared machine.
 3. retry round trip: RETRY messages on a business topic; a DefaultMQPushConsumer whose
    listener returns RECONSUME_LATER on the first delivery and CONSUME_SUCCESS on the
    retry, table ``10ms 20ms 30ms`` (first retry waits 30 ms). msgs/s = messages / time
@@ -39,6 +41,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import statistics
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -116,21 +119,34 @@ def generate(bs: str, ns: str, table: str, rate: int, seconds: float, size: int,
     producer.flush(120)
 
 
-def raw_copy(bs: str, source: str, target: str, count: int) -> None:
-    """A plain consume->produce loop (headers kept, idempotent producer, no commits)."""
+def raw_copy(bs: str, source: str, target: str, count: int, out=None) -> None:
+    """A plain consume->produce loop (headers kept, idempotent producer, no commits); puts
+    on ``out`` (if given) this process's CPU seconds from the first record read to the
+    last one delivered."""
     consumer = Consumer({**OVERRIDES, "bootstrap.servers": bs, "group.id": uuid.uuid4().hex})
     consumer.assign([TopicPartition(source, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     producer = Producer({"bootstrap.servers": bs, "enable.idempotence": True})
-    copied, deadline = 0, time.monotonic() + 300
+    copied, deadline, cpu0 = 0, time.monotonic() + 300, None
     while copied < count and time.monotonic() < deadline:
         for msg in consumer.consume(500, 1.0):
             if msg.error():
                 continue
+            if cpu0 is None:
+                cpu0 = time.process_time()
             produce_waiting(producer, target, msg.value(), msg.key(), msg.headers())
             copied += 1
         producer.poll(0)
     producer.flush(60)
+    if out is not None:
+        out.put(time.process_time() - (cpu0 or 0.0))
     consumer.close()
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far, all its threads."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def retry_consumer(bs: str, ns: str, topic: str, count: int, trace: bool, out) -> None:
@@ -181,15 +197,17 @@ def run_child(target: Callable[..., None], *args: object) -> None:
 
 
 @contextlib.contextmanager
-def forwarder(bs: str, ns: str, table: str, args: argparse.Namespace) -> Iterator[None]:
+def forwarder(
+    bs: str, ns: str, table: str, args: argparse.Namespace
+) -> Iterator[subprocess.Popen[bytes]]:
     """``rmqcompat forwarder run`` in its own process, ready (healthy) on entry."""
     caps = {"--max-held-per-partition": args.max_held,
             "--max-held-bytes-per-partition": args.max_held_bytes}  # fmt: skip
     options = [arg for k, v in caps.items() if v is not None for arg in (k, str(v))]
     with forwarder_process(
         bs, ns, table, trace=args.trace == "on", overrides=FORWARDER_OVERRIDES, options=options
-    ):
-        yield
+    ) as proc:
+        yield proc
 
 
 # -- measurements ---------------------------------------------------------------------------
@@ -249,15 +267,24 @@ def lateness_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
 
 
 def backlog_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
+    """Drain rates, and CPU a record: the forwarder's from when it reported healthy (it has
+    its assignment then; what it forwarded in the health check's last 50 ms is not
+    counted) to the last record read back, the raw copy's from its first record read."""
     ns = "bench" + uuid.uuid4().hex[:8]
     setup(bs, ns, args.level)
     run_child(generate, bs, ns, args.level, args.backlog, 1.0, args.size, True)
-    with forwarder(bs, ns, args.level, args):
+    with forwarder(bs, ns, args.level, args) as proc:
+        cpu0 = process_cpu_s(proc.pid)
         fwd = span_rate(read(bs, f"{ns}.Bench", args.backlog))
+        fwd_cpu = process_cpu_s(proc.pid) - cpu0
     level_topic = to_kafka_topic(DelayLevels.parse(args.level).topic(1), ns)
-    run_child(raw_copy, bs, level_topic, f"{ns}.Copy", args.backlog)
+    out = CTX.Queue()
+    run_child(raw_copy, bs, level_topic, f"{ns}.Copy", args.backlog, out)
+    raw_cpu = out.get(timeout=60)
     raw = span_rate(read(bs, f"{ns}.Copy", args.backlog))
-    return {"fwd": fwd, "raw": raw, "ratio": fwd / raw}
+    per_record = 1e6 / args.backlog  # seconds -> us a record
+    return {"fwd": fwd, "raw": raw, "ratio": fwd / raw, "fwd_us": fwd_cpu * per_record,
+            "raw_us": raw_cpu * per_record}  # fmt: skip
 
 
 def fill_business(bs: str, topic: str, count: int, size: int) -> None:
@@ -339,7 +366,8 @@ def main() -> None:
     if back:
         show(f"backlog of {args.backlog} due records (msgs/s):", back,
              lambda r: f"forwarder {r['fwd']:,.0f}  raw copy {r['raw']:,.0f}  "
-             f"ratio {r['ratio']:.2f}")  # fmt: skip
+             f"ratio {r['ratio']:.2f} | CPU a record: forwarder {r['fwd_us']:.1f} us, "
+             f"raw copy {r['raw_us']:.1f} us")  # fmt: skip
     if retry:
         show(f"retry round trip of {args.retry} messages, table {RETRY_TABLE} (msgs/s):", retry,
              lambda r: f"fail-once loop {r['loop']:,.0f}  raw copy {r['raw']:,.0f}  "

@@ -145,6 +145,23 @@ def plain_decode(
     flag = _plain_number(properties, props.FLAG, props.JAVA_INT_MAX, 0)
     if born is None or reconsume is None or flag is None:
         return None
+    where = (physical, logical, partition, offset)
+    return _message(record, where, born, store_timestamp, reconsume, properties)
+
+
+def _message(
+    record: KafkaRecord,
+    where: tuple[str, str, int, int],
+    born: int,
+    store_timestamp: int,
+    reconsume: int,
+    properties: dict[str, str],
+) -> MessageExt:
+    """The :class:`MessageExt` of ``record``, read from ``where`` (physical topic, logical
+    topic, partition, offset), with its decoded numbers and properties."""
+    physical, logical, partition, offset = where
+    # positional: about a third cheaper than keywords (field order is pinned by
+    # tests/unit/test_wire.py, which checks every field)
     return MessageExt(
         logical,
         record.value() or b"",
@@ -206,20 +223,8 @@ class TopicDecoder:
         # for every record
         if not _CHECKED.isdisjoint(properties):
             born, reconsume = self._numbers(properties, store_timestamp, partition, offset)
-        # positional: about a third cheaper than keywords, and this runs for every record
-        # (field order is pinned by tests/unit/test_wire.py, which checks every field)
-        return MessageExt(
-            self.logical,
-            record.value() or b"",
-            properties.get(_UNIQ_KEY) or offset_message_id(self.physical, partition, offset),
-            partition,
-            offset,
-            born,
-            store_timestamp,
-            reconsume,
-            properties,
-            record.key(),
-        )
+        where = (self.physical, self.logical, partition, offset)
+        return _message(record, where, born, store_timestamp, reconsume, properties)
 
     def _numbers(
         self, properties: dict[str, str], store_timestamp: int, partition: int, offset: int
