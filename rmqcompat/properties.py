@@ -98,6 +98,15 @@ def decode_int(properties: Mapping[str, str], name: str, default: int | None = N
     return int(text, 10)
 
 
+def plain_digits(text: str) -> int | None:
+    """``text``'s value when it is plain ASCII digits, at most as many as a Java long has
+    (no sign, no ``_``, not empty), else None: the common case of every decimal property
+    read, decided without the regular expression."""
+    if text.isascii() and text.isdigit() and len(text) <= _MAX_DIGITS:
+        return int(text)
+    return None
+
+
 def decode_clamped(
     properties: Mapping[str, str], name: str, low: int, high: int, default: int
 ) -> tuple[int, str | None]:
@@ -112,14 +121,14 @@ def decode_clamped(
     text = properties.get(name)
     if text is None:
         return default, None
-    if text.isascii() and text.isdigit() and len(text) <= _MAX_DIGITS:
-        value = int(text)  # the common case, without the regular expression
-    elif not _DECIMAL.fullmatch(text):
-        raise MalformedHeaderError(f"header {name}={text[:40]!r} is not a decimal integer")
-    elif len(text.lstrip("+-").lstrip("0")) > _MAX_DIGITS:  # beyond any bound we use
-        value = low - 1 if text.startswith("-") else high + 1
-    else:
-        value = int(text, 10)
+    value = plain_digits(text)  # the common case
+    if value is None:
+        if not _DECIMAL.fullmatch(text):
+            raise MalformedHeaderError(f"header {name}={text[:40]!r} is not a decimal integer")
+        if len(text.lstrip("+-").lstrip("0")) > _MAX_DIGITS:  # beyond any bound we use
+            value = low - 1 if text.startswith("-") else high + 1
+        else:
+            value = int(text, 10)
     if low <= value <= high:
         return value, None
     clamped = min(max(value, low), high)

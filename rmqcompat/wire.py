@@ -118,8 +118,6 @@ _BORN_RANGE = (0, props.JAVA_LONG_MAX)
 _UNIQ_KEY = props.UNIQ_KEY
 #: The headers decoding reads as numbers (see the module's table).
 _CHECKED = frozenset({props.BORN_TIMESTAMP, props.RECONSUME_TIME, props.FLAG})
-#: Digits in the largest value :func:`plain_decode` reads (a Java long).
-_LONG_DIGITS = len(str(props.JAVA_LONG_MAX))
 
 
 def plain_decode(
@@ -182,10 +180,8 @@ def _plain_number(properties: dict[str, str], name: str, high: int, default: int
     text = properties.get(name)
     if text is None:
         return default
-    if not (text.isascii() and text.isdigit() and len(text) <= _LONG_DIGITS):
-        return None
-    value = int(text)
-    return value if value <= high else None
+    value = props.plain_digits(text)
+    return value if value is not None and value <= high else None
 
 
 _plain_decode = plain_decode if CORE is None else CORE.plain_decode
