@@ -17,8 +17,9 @@ this process only reads and times. Each run uses a fresh namespace. Measured per
 2. backlog: BACKLOG records already due, parked before the forwarder starts; msgs/s =
    count / span of their CreateTimes on the real topic. A raw confluent-kafka
    consume->produce loop copies the same records (headers kept), timed the same way.
-   Also the CPU a record of each (all threads; the forwarder's from ``/proc``), steadier
-   than the rates on a shared machine.
+   Also the CPU a record of each (all threads; the forwarder's from ``/proc``, and of it
+   the share of librdkafka's own threads, the rest being Python's), steadier than the
+   rates on a shared machine.
 3. retry round trip: RETRY messages on a business topic; a DefaultMQPushConsumer whose
    listener returns RECONSUME_LATER on the first delivery and CONSUME_SUCCESS on the
    retry, table ``10ms 20ms 30ms`` (first retry waits 30 ms). msgs/s = messages / time
@@ -145,7 +146,27 @@ def raw_copy(bs: str, source: str, target: str, count: int, out=None) -> None:
 def process_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) process ``pid`` has used so far, all its threads."""
     with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
+        return _cpu_s(stat.read())
+
+
+def librdkafka_cpu_s(pid: int) -> float:
+    """CPU seconds the threads of process ``pid`` that librdkafka started (named ``rdk:*``)
+    have used so far: the rest of the process's is its Python threads'."""
+    total = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
+                line = stat.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        if line[line.index("(") + 1 :].startswith("rdk:"):
+            total += _cpu_s(line)
+    return total
+
+
+def _cpu_s(stat_line: str) -> float:
+    """User + system CPU seconds of a ``/proc/.../stat`` line."""
+    fields = stat_line.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -274,9 +295,10 @@ def backlog_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     setup(bs, ns, args.level)
     run_child(generate, bs, ns, args.level, args.backlog, 1.0, args.size, True)
     with forwarder(bs, ns, args.level, args) as proc:
-        cpu0 = process_cpu_s(proc.pid)
+        cpu0, rdk0 = process_cpu_s(proc.pid), librdkafka_cpu_s(proc.pid)
         fwd = span_rate(read(bs, f"{ns}.Bench", args.backlog))
         fwd_cpu = process_cpu_s(proc.pid) - cpu0
+        rdk_cpu = librdkafka_cpu_s(proc.pid) - rdk0
     level_topic = to_kafka_topic(DelayLevels.parse(args.level).topic(1), ns)
     out = CTX.Queue()
     run_child(raw_copy, bs, level_topic, f"{ns}.Copy", args.backlog, out)
@@ -284,7 +306,7 @@ def backlog_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     raw = span_rate(read(bs, f"{ns}.Copy", args.backlog))
     per_record = 1e6 / args.backlog  # seconds -> us a record
     return {"fwd": fwd, "raw": raw, "ratio": fwd / raw, "fwd_us": fwd_cpu * per_record,
-            "raw_us": raw_cpu * per_record}  # fmt: skip
+            "fwd_rdk_us": rdk_cpu * per_record, "raw_us": raw_cpu * per_record}  # fmt: skip
 
 
 def fill_business(bs: str, topic: str, count: int, size: int) -> None:
@@ -366,7 +388,8 @@ def main() -> None:
     if back:
         show(f"backlog of {args.backlog} due records (msgs/s):", back,
              lambda r: f"forwarder {r['fwd']:,.0f}  raw copy {r['raw']:,.0f}  "
-             f"ratio {r['ratio']:.2f} | CPU a record: forwarder {r['fwd_us']:.1f} us, "
+             f"ratio {r['ratio']:.2f} | CPU a record: forwarder {r['fwd_us']:.1f} us "
+             f"(librdkafka's threads {r['fwd_rdk_us']:.1f}), "
              f"raw copy {r['raw_us']:.1f} us")  # fmt: skip
     if retry:
         show(f"retry round trip of {args.retry} messages, table {RETRY_TABLE} (msgs/s):", retry,

@@ -3,6 +3,7 @@
 
 from rmqcompat.forwarder.holding import record_size as record_size
 from rmqcompat.forwarder.plan import plain_release as plain_release
+from rmqcompat.forwarder.run import forward_run as forward_run
 from rmqcompat.message_id import MessageIds as MessageIds
 from rmqcompat.producer.pending import PendingSend as PendingSend
 from rmqcompat.properties import encode_properties

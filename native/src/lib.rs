@@ -3,12 +3,12 @@
 //! says which one is active; tests run the same inputs through both).
 
 use pyo3::exceptions::{
-    PyAttributeError, PyOverflowError, PyTypeError, PyUnicodeDecodeError, PyValueError,
+    PyAttributeError, PyException, PyOverflowError, PyTypeError, PyUnicodeDecodeError, PyValueError,
 };
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -634,6 +634,38 @@ fn record_size(msg: &Bound<'_, PyAny>, headers: &Bound<'_, PyAny>) -> PyResult<u
     Ok(size)
 }
 
+/// What the forwarder's plan finds for a parked record in the common case (see
+/// `plain_release`); `kept` is `None` while the record is not due. Python sees the tuple
+/// `(due, properties, real_topic, real_qid, kept)`.
+struct Release<'py> {
+    due: i64,
+    properties: Bound<'py, PyDict>,
+    real_topic: Bound<'py, PyAny>,
+    real_qid: i64,
+    kept: Option<Bound<'py, PyList>>,
+}
+
+impl<'py> IntoPyObject<'py> for Release<'py> {
+    type Target = PyTuple;
+    type Output = Bound<'py, PyTuple>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let kept = match self.kept {
+            Some(kept) => kept.into_any(),
+            None => py.None().into_bound(py),
+        };
+        let fields = [
+            self.due.into_pyobject(py)?.into_any(),
+            self.properties.into_any(),
+            self.real_topic,
+            self.real_qid.into_pyobject(py)?.into_any(),
+            kept,
+        ];
+        PyTuple::new(py, fields)
+    }
+}
+
 /// The common case of the forwarder's plan of a parked record, or `None` for the rest:
 /// the counterpart of `rmqcompat.forwarder.plan.plain_release` (see it for the case).
 #[pyfunction]
@@ -643,7 +675,7 @@ fn plain_release<'py>(
     append_ms: Option<i64>,
     level_delay_ms: i64,
     now_ms: i64,
-) -> PyResult<Option<Bound<'py, PyTuple>>> {
+) -> PyResult<Option<Release<'py>>> {
     let Some(properties) = decode_headers(py, headers)? else {
         return Ok(None);
     };
@@ -686,18 +718,110 @@ fn plain_release<'py>(
                 kept.append(pair)?;
             }
         }
-        kept.into_any()
+        Some(kept)
     } else {
-        py.None().into_bound(py)
+        None
     };
-    let fields = [
-        due.into_pyobject(py)?.into_any(),
-        properties.into_any(),
+    Ok(Some(Release {
+        due,
+        properties,
         real_topic,
-        real_qid.into_pyobject(py)?.into_any(),
+        real_qid,
         kept,
-    ];
-    Ok(Some(PyTuple::new(py, fields)?))
+    }))
+}
+
+/// confluent-kafka's `TIMESTAMP_LOG_APPEND_TIME`: the broker stamped the record.
+const TIMESTAMP_LOG_APPEND_TIME: i64 = 2;
+
+/// `rmqcompat.forwarder.plan.record_append_ms`: the broker's append time of `record`.
+fn record_append_ms(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    let stamp = record.call_method0(intern!(py, "timestamp"))?;
+    let (kind, at): (i64, Bound<'_, PyAny>) = stamp.extract()?;
+    if kind == TIMESTAMP_LOG_APPEND_TIME {
+        Ok(Some(at.extract()?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// `max(0, now - due) / 1000` as Python computes it (a float, correctly rounded).
+fn lateness_s<'py>(py: Python<'py>, now: i64, due: i64) -> PyResult<Bound<'py, PyAny>> {
+    let late = (i128::from(now) - i128::from(due)).max(0);
+    if late < (1 << 53) {
+        return Ok(PyFloat::new(py, late as f64 / 1000.0).into_any()); // exact: both are
+    }
+    late.into_pyobject(py)?.div(1000)
+}
+
+/// A run of held records forwarded in one call: the counterpart of
+/// `rmqcompat.forwarder.run.forward_run` (see it for what it forwards and where it stops).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn forward_run<'py>(
+    py: Python<'py>,
+    held: &Bound<'py, PyAny>,
+    accepted: &Bound<'py, PyDict>,
+    level_delay_ms: i64,
+    clock: &Bound<'py, PyAny>,
+    recalled: &Bound<'py, PyAny>,
+    start: &Bound<'py, PyAny>,
+    produce: &Bound<'py, PyAny>,
+    late: &Bound<'py, PyList>,
+    traced: Option<&Bound<'py, PyList>>,
+    trace_clock: &Bound<'py, PyAny>,
+    limit: usize,
+) -> PyResult<(usize, i64)> {
+    let (mut count, mut size) = (0usize, 0i64);
+    let any_recalled = recalled.is_truthy()?;
+    while count < limit && held.len()? > 0 {
+        let entry = held.get_item(0)?;
+        let entry = entry.cast::<PyTuple>()?;
+        let (record, headers) = (entry.get_item(0)?, entry.get_item(1)?);
+        let now: i64 = clock.call0()?.extract()?;
+        let append_ms = record_append_ms(py, &record)?;
+        let Some(found) = plain_release(py, &headers, append_ms, level_delay_ms, now)? else {
+            break;
+        };
+        let Some(kept) = found.kept else {
+            break; // not due
+        };
+        let Some(topic) = accepted.get_item(&found.real_topic)? else {
+            break; // a real topic the general path has not accepted yet
+        };
+        if any_recalled {
+            let id = found.properties.get_item(intern!(py, "UNIQ_KEY"))?;
+            if recalled.contains(id.unwrap_or_else(|| py.None().into_bound(py)))? {
+                break;
+            }
+        }
+        let mut value = record.call_method0(intern!(py, "value"))?;
+        if !value.is_truthy()? {
+            value = PyBytes::new(py, b"").into_any();
+        }
+        let key = record.call_method0(intern!(py, "key"))?;
+        let partition = found.real_qid; // -1 (parking.ANY_QUEUE): the key picks one
+        let callback = start.call1((&record, &topic, &value, &key, &kept, partition))?;
+        let options = PyDict::new(py);
+        options.set_item(intern!(py, "headers"), &kept)?;
+        options.set_item(intern!(py, "partition"), partition)?;
+        options.set_item(intern!(py, "on_delivery"), callback)?;
+        if let Err(err) = produce.call((&topic, &value, &key), Some(&options)) {
+            if err.is_instance_of::<PyException>(py) {
+                break; // nothing was queued: the general path sends it again
+            }
+            return Err(err);
+        }
+        late.append(lateness_s(py, now, found.due)?)?;
+        if let Some(traced) = traced {
+            let at = trace_clock.call0()?;
+            traced.append((at, &record, found.properties, found.due))?;
+        }
+        held.call_method0(intern!(py, "popleft"))?;
+        count += 1;
+        size += entry.get_item(2)?.extract::<i64>()?;
+    }
+    Ok((count, size))
 }
 
 /// Client-generated message ids: the counterpart of `rmqcompat.message_id.MessageIds`.
@@ -1258,6 +1382,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     module.add_function(wrap_pyfunction!(send_back_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
+    module.add_function(wrap_pyfunction!(forward_run, module)?)?;
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
     module.add_function(wrap_pyfunction!(to_headers, module)?)?;

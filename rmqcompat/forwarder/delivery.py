@@ -34,6 +34,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -43,12 +44,15 @@ from rmqcompat.closing import close_producer
 from rmqcompat.forwarder.metrics import ForwarderMetrics, Tally
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer.failures import is_retriable
+from rmqcompat.properties import Headers
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.trace import Tracer, hooks
 from rmqcompat.wire import KafkaRecord, Key, OutgoingRecord
 
 log = logging.getLogger(__name__)
 
+FORWARDED = "forwarded"
+HOPS = "hops"
 QUARANTINED = "quarantined"
 
 
@@ -77,19 +81,31 @@ class InFlight:
         self,
         owner: Deliveries,
         lane: Lane,
-        source: KafkaRecord,
-        record: OutgoingRecord,
         kind: str,
+        source: KafkaRecord,
+        topic: str,
+        value: bytes,
+        key: bytes | None,
+        headers: Headers | None,
+        partition: int,
     ) -> None:
         self.owner = owner
         self.lane = lane
-        self.source = source
         self.kind = kind
-        self.topic = record.topic
-        self.value = record.value
-        self.key = record.key
-        self.headers = record.headers
-        self.partition = -1 if record.partition is None else record.partition
+        self.source = source
+        self.topic = topic
+        self.value = value
+        self.key = key
+        self.headers = headers
+        self.partition = partition  # -1: the key picks one
+
+    @classmethod
+    def of(cls, owner: Deliveries, lane: Lane, kind: str, source: KafkaRecord,
+           record: OutgoingRecord) -> InFlight:  # fmt: skip
+        """The send of ``record`` for ``source``."""
+        partition = -1 if record.partition is None else record.partition
+        return cls(owner, lane, kind, source, record.topic, record.value, record.key,
+                   record.headers, partition)  # fmt: skip
 
     def __call__(self, err: KafkaError | None, _msg: Any) -> None:
         if err is not None:
@@ -128,7 +144,13 @@ class Deliveries:
 
     def send(self, lane: Lane, source: KafkaRecord, record: OutgoingRecord, kind: str) -> None:
         """Produce ``record`` for ``source`` (see :class:`InFlight`)."""
-        self._produce(InFlight(self, lane, source, record, kind))
+        self._produce(InFlight.of(self, lane, kind, source, record))
+
+    def forwarding(self, lane: Lane) -> tuple[Callable[..., InFlight], Callable[..., None]]:
+        """What a run of forwards from ``lane`` (:mod:`.run`) sends with: the factory of
+        their :class:`InFlight` (from the source record and the fields to produce) and the
+        producer's ``produce``."""
+        return partial(InFlight, self, lane, FORWARDED), self._producer.produce
 
     def _produce(self, send: InFlight) -> None:
         while True:
@@ -159,7 +181,7 @@ class Deliveries:
             self._metrics.undeliverable.labels(lane.label, err.name()).inc()
             reason = f"{err.name()}: {err.str()} (forwarding to {topic})"
             quarantine = quarantine_record(source, reason, self._namespace)
-            self._ready.append(InFlight(self, lane, source, quarantine, QUARANTINED))
+            self._ready.append(InFlight.of(self, lane, QUARANTINED, source, quarantine))
             if self._tracer.enabled:
                 hooks.quarantined(self._tracer, source, reason)
             return

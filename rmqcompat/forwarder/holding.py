@@ -22,6 +22,7 @@ so one record larger than the byte cap still makes progress.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rmqcompat.core import CORE
@@ -104,6 +105,13 @@ class HeldRecords:
         """The oldest record held and its headers."""
         msg, headers, _ = self._records[0]
         return msg, headers
+
+    def take_run(self, run: Callable[..., tuple[int, int]], *args: object) -> int:
+        """Let ``run`` take records off the head (:func:`rmqcompat.forwarder.run.forward_run`
+        with ``args``); it returns how many it took and their size."""
+        count, size = run(self._records, *args)
+        self.size -= size
+        return count
 
     def popleft(self) -> None:
         _, _, size = self._records.popleft()

@@ -127,6 +127,12 @@ class Planner:
         # record instead of the two cached rules' calls (bounded against unbounded names)
         self._accepted: dict[str, str] = {}
 
+    @property
+    def accepted(self) -> Mapping[str, str]:
+        """The real topics accepted so far and their Kafka names (read by a run of
+        forwards, :mod:`rmqcompat.forwarder.run`, which forwards only to these)."""
+        return self._accepted
+
     def plan(self, record: KafkaRecord, level_delay_ms: int, now_ms: int) -> Plan:
         """Never raises for bad record content: such records get a :class:`Quarantine` plan."""
         return self.plan_read(record, record.headers(), level_delay_ms, now_ms)
@@ -136,7 +142,7 @@ class Planner:
     ) -> Plan:
         """:meth:`plan` for a record whose ``headers()`` the caller has read already (each
         call of confluent's builds them anew)."""
-        append_ms = _append_ms(record)
+        append_ms = record_append_ms(record)
         plain = _plain_release(headers, append_ms, level_delay_ms, now_ms)
         if plain is not None:
             due, properties, real_topic, real_qid, kept = plain
@@ -217,7 +223,8 @@ def _forward(
     return Forward(OutgoingRecord(topic, value, key, kept, partition), due, False, properties)
 
 
-def _append_ms(record: KafkaRecord) -> int | None:
+def record_append_ms(record: KafkaRecord) -> int | None:
+    """The broker's append time of ``record``, or None where the topic keeps the producer's."""
     kind, timestamp = record.timestamp()
     return timestamp if kind == TIMESTAMP_LOG_APPEND_TIME else None
 

@@ -22,12 +22,13 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from rmqcompat.clock import Clock
 from rmqcompat.fetch import fetch
 from rmqcompat.forwarder.committer import Committer
-from rmqcompat.forwarder.delivery import Deliveries, Lane
+from rmqcompat.forwarder.delivery import FORWARDED, HOPS, QUARANTINED, Deliveries, Lane
 from rmqcompat.forwarder.holding import HeldRecords, HoldLimits
 from rmqcompat.forwarder.metrics import ForwarderMetrics
 from rmqcompat.forwarder.owned import OwnedPartition
 from rmqcompat.forwarder.plan import Forward, Planner, Wait
 from rmqcompat.forwarder.recalls import RecallReader
+from rmqcompat.forwarder.run import RUN_LIMIT, active_forward_run
 from rmqcompat.forwarder.schedule import WakeSchedule
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.process_queue import ProcessQueue
@@ -170,8 +171,14 @@ class ForwardLoop:
         late: list[float] = []  # lateness of the records forwarded here, observed at the end
         traced: list[bulk.Forwarded] = []  # their FORWARD events, handed over at the end
         trace_clock = tracer.events.clock
+        start, produce = self._out.forwarding(lane)
+        run = (self._planner.accepted, delay_ms, clock, recalled, start, produce, late,
+               traced if tracing else None, trace_clock, RUN_LIMIT)  # fmt: skip
         try:
             while held and not self.stopping:
+                if held.take_run(active_forward_run, *run):  # the common case, many at a time
+                    continue
+                # the head is not in the run's common case: planned here, one record
                 now = clock()
                 msg, headers = held.head()
                 plan = plan_read(msg, headers, delay_ms, now)
@@ -183,10 +190,10 @@ class ForwardLoop:
                         log.info("recalled %s dropped", plan.properties.get(UNIQ_KEY))
                         self._metrics.recalled.labels(lane.label).inc()
                     elif plan.hop:
-                        send(lane, msg, plan.record, "hops")
+                        send(lane, msg, plan.record, HOPS)
                     else:
                         late.append(max(0, now - plan.due_ms) / 1000)
-                        send(lane, msg, plan.record, "forwarded")
+                        send(lane, msg, plan.record, FORWARDED)
                         if tracing:
                             traced.append((trace_clock(), msg, plan.properties, plan.due_ms))
                 elif isinstance(plan, Wait):
@@ -194,7 +201,7 @@ class ForwardLoop:
                     break
                 else:
                     log.warning("quarantining %s[%s]@%s: %s", *key, msg.offset(), plan.reason)
-                    send(lane, msg, plan.record, "quarantined")
+                    send(lane, msg, plan.record, QUARANTINED)
                     if tracing:
                         hooks.quarantined(tracer, msg, plan.reason)
                 held.popleft()

@@ -16,12 +16,13 @@ import subprocess
 import sys
 import time
 import types
+from collections import deque
 from typing import Any
 from unittest import mock
 
 import pytest
 from compiled_core import compiled_core
-from confluent_kafka import Message
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, KafkaException, Message
 from consumed_records import RECORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,7 +30,7 @@ from hypothesis import strategies as st
 from rmqcompat import message_id, wire
 from rmqcompat import properties as props
 from rmqcompat.core import PURE_PYTHON_ENV
-from rmqcompat.forwarder import holding, plan
+from rmqcompat.forwarder import holding, plan, run
 from rmqcompat.message import MessageExt
 from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
@@ -267,6 +268,133 @@ def test_the_core_releases_a_due_parked_record_itself() -> None:
     assert core.plain_release(headers, None, 500, 1000) == (1000, properties, "T", 2, kept)
     assert core.plain_release(headers, None, 500, 999) == (1000, properties, "T", 2, None)
     assert core.plain_release([*headers, ("TIMER_DELIVER_MS", b"5")], None, 500, 1000) is None
+
+
+#: A parked record of a run: mostly the common case (due or not, to an accepted topic or
+#: not, recalled or not, to any queue or one), and now and then any other parked headers.
+RUN_HEADERS = st.fixed_dictionaries(
+    {
+        props.DUE_TIME: OFFSETS.map(lambda d: str(FORWARD_NOW + d // 10)),
+        props.REAL_TOPIC: st.sampled_from(["T", "U", ""]),
+    },
+    optional={props.REAL_QID: st.sampled_from(["0", "3", "-1", "x"]), props.UNIQ_KEY: TEXT},
+).map(lambda p: [(name, value.encode("utf-8", "surrogatepass")) for name, value in p.items()])
+STAMPS = st.tuples(st.sampled_from([TIMESTAMP_LOG_APPEND_TIME, 1]), APPEND_MS.map(lambda a: a or 0))
+HELD = st.builds(
+    lambda headers, stamp, value, key, size: (
+        Message(topic="ns.rmq.delay.1s", value=value, key=key, headers=headers, timestamp=stamp),
+        headers,
+        size,
+    ),
+    st.one_of(RUN_HEADERS, RUN_HEADERS, RUN_HEADERS, PARKED_HEADERS),
+    STAMPS,
+    st.none() | st.binary(max_size=3),
+    st.none() | st.binary(max_size=2),
+    st.integers(0, 2**40),
+)
+#: Which produce call raises (None: none does), and what.
+REFUSALS = st.none() | st.tuples(
+    st.integers(0, 4), st.sampled_from([BufferError, KafkaException, ValueError])
+)
+
+
+class _Ticks:
+    """A clock that moves ``step`` ms at each reading."""
+
+    def __init__(self, start: int, step: int) -> None:
+        self.now, self.step = start, step
+
+    def __call__(self) -> int:
+        self.now += self.step
+        return self.now
+
+
+def _run(kernel: Any, held: list[Any], refusal: Any, **given: Any) -> tuple[Any, ...]:
+    """What ``kernel`` (a forward_run) did: its result, the records left, every call."""
+    records, produced, late = deque(held), [], []
+    traced: list[Any] | None = [] if given["tracing"] else None
+
+    def produce(*args: Any, **options: Any) -> None:
+        if refusal is not None and refusal[0] == len(produced):
+            produced.append(("refused", args, options))
+            raise refusal[1]("refused")
+        produced.append((args, options))
+
+    def start(*args: Any) -> tuple[Any, ...]:
+        return ("callback", *args)
+
+    clock, trace_clock = _Ticks(FORWARD_NOW, given["step"]), _Ticks(7, 1)
+    outcome = _result(
+        kernel, records, given["accepted"], given["delay"], clock, given["recalled"], start,
+        produce, late, traced, trace_clock, given["limit"],
+    )  # fmt: skip
+    return outcome, list(records), produced, late, traced, clock.now, trace_clock.now
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(HELD, max_size=6),
+    st.dictionaries(st.sampled_from(["T", "U"]), st.sampled_from(["ns.T", "ns.U"])),
+    st.dictionaries(TEXT, st.just(0), max_size=2),
+    DELAYS,
+    st.integers(0, 3),
+    st.integers(0, 7),
+    st.booleans(),
+    REFUSALS,
+)
+def test_a_run_of_forwards_is_the_same_compiled_and_pure(
+    held: list[Any],
+    accepted: dict[str, str],
+    recalled: dict[str, int],
+    delay: int,
+    step: int,
+    limit: int,
+    tracing: bool,
+    refusal: Any,
+) -> None:
+    given_ = {"accepted": accepted, "recalled": recalled, "delay": delay, "step": step,
+              "limit": limit, "tracing": tracing}  # fmt: skip
+    pure = _run(run.forward_run, held, refusal, **given_)
+    assert _run(compiled_core().forward_run, held, refusal, **given_) == pure
+
+
+def test_a_run_forwards_the_common_case_and_stops_where_the_general_path_decides() -> None:
+    """Each stop of a run, in both: not due, an unaccepted topic, a recalled id, a refused
+    produce, the limit; what it forwarded is produced, timed, traced and taken off."""
+    due = FORWARD_NOW - 5
+
+    def held(topic: str, appended: int = FORWARD_NOW - 1000, uniq: str = "id") -> Any:
+        properties = {"UNIQ_KEY": uniq, "REAL_TOPIC": topic, "DUE_TIME": str(due)}
+        headers = [(name, value.encode()) for name, value in properties.items()]
+        stamp = (TIMESTAMP_LOG_APPEND_TIME, appended)
+        return Message(topic="l", value=b"v", headers=headers, timestamp=stamp), headers, 10
+
+    first, second = held("T"), held("T")
+    not_due, not_accepted, recalled = (
+        held("T", appended=FORWARD_NOW),
+        held("U"),
+        held("T", uniq="gone"),
+    )
+    kept = first[1][:2]  # DUE_TIME stripped
+    properties = {"UNIQ_KEY": "id", "REAL_TOPIC": "T", "DUE_TIME": str(due)}
+    given_ = {"accepted": {"T": "ns.T"}, "recalled": {"gone": 0}, "delay": 1000, "step": 0,
+              "limit": 9, "tracing": True}  # fmt: skip
+    for kernel in (run.forward_run, compiled_core().forward_run):
+        for stop in (not_due, not_accepted, recalled):
+            outcome, left, produced, late, traced, *_ = _run(
+                kernel, [first, second, stop], None, **given_
+            )
+            assert (outcome, left, late) == (("value", (2, 20)), [stop], [0.005, 0.005])
+            assert produced[0] == (
+                ("ns.T", b"v", None),
+                {"headers": kept, "partition": -1,
+                 "on_delivery": ("callback", first[0], "ns.T", b"v", None, kept, -1)},
+            )  # fmt: skip
+            assert traced == [(8, first[0], properties, due), (9, second[0], properties, due)]
+        refused = _run(kernel, [first, second], (1, BufferError), **given_)
+        assert refused[:2] == (("value", (1, 10)), [second])
+        limited = _run(kernel, [first, second], None, **{**given_, "limit": 1})
+        assert limited[:2] == (("value", (1, 10)), [second])
 
 
 def test_well_formed_headers_are_decoded_by_the_core_itself() -> None:

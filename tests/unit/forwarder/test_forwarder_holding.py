@@ -111,3 +111,17 @@ def test_held_records_keep_read_order_with_the_headers_read_at_intake() -> None:
     assert held.head() == (first, [("A", b"1")])
     held.popleft()
     assert held.head() == (second, None)
+
+
+def test_a_run_takes_records_off_the_head_and_their_size_with_them() -> None:
+    held = HeldRecords(LIMITS)
+    first, second = record(b"x" * 300), record(b"y" * 200)
+    held.append(first)
+    held.append(second)
+
+    def take_first(records, expected) -> tuple[int, int]:
+        assert records.popleft()[0] is expected
+        return 1, 300
+
+    assert held.take_run(take_first, first) == 1
+    assert (len(held), held.size, held.head()) == (1, 200, (second, None))
