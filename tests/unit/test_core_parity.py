@@ -27,7 +27,7 @@ from consumed_records import RECORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rmqcompat import message_id, wire
+from rmqcompat import clock, message_id, wire
 from rmqcompat import properties as props
 from rmqcompat.core import PURE_PYTHON_ENV
 from rmqcompat.forwarder import holding, plan, run
@@ -395,6 +395,22 @@ def test_a_run_forwards_the_common_case_and_stops_where_the_general_path_decides
         assert refused[:2] == (("value", (1, 10)), [second])
         limited = _run(kernel, [first, second], None, **{**given_, "limit": 1})
         assert limited[:2] == (("value", (1, 10)), [second])
+
+
+def test_a_run_reads_the_default_wall_clock_as_the_clock_function_does() -> None:
+    """The core reads ``epoch_ms`` itself: its readings fall between the function's."""
+    due = clock.epoch_ms() - 5_000
+    headers = [("REAL_TOPIC", b"T"), ("DUE_TIME", str(due).encode())]
+    held = [(Message(topic="l", value=b"v", headers=headers), headers, 1)] * 3
+    for kernel in (run.forward_run, compiled_core().forward_run):
+        late: list[float] = []
+        traced: list[Any] = []
+        before = clock.epoch_ms()
+        kernel(deque(held), {"T": "ns.T"}, 1000, clock.epoch_ms, {}, lambda *_: None,
+               lambda *_, **__: None, late, traced, clock.epoch_ms, 9)  # fmt: skip
+        after = clock.epoch_ms()
+        assert [before <= at <= after for at, *_ in traced] == [True] * 3
+        assert [(before - due) / 1000 <= s <= (after - due) / 1000 for s in late] == [True] * 3
 
 
 def test_well_formed_headers_are_decoded_by_the_core_itself() -> None:
