@@ -745,7 +745,8 @@ fn record_append_ms(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Optio
     }
 }
 
-/// `max(0, now - due) / 1000` as Python computes it (a float, correctly rounded).
+/// `rmqcompat.forwarder.schedule.lateness_s`: `max(0, now - due) / 1000` as Python
+/// computes it (a float, correctly rounded).
 fn lateness_s<'py>(py: Python<'py>, now: i64, due: i64) -> PyResult<Bound<'py, PyAny>> {
     let late = (i128::from(now) - i128::from(due)).max(0);
     if late < (1 << 53) {

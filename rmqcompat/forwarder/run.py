@@ -22,6 +22,7 @@ from collections.abc import Callable, Container, Mapping
 from rmqcompat.clock import Clock
 from rmqcompat.core import CORE
 from rmqcompat.forwarder.plan import plain_release, record_append_ms
+from rmqcompat.forwarder.schedule import lateness_s
 from rmqcompat.parking import ANY_QUEUE
 from rmqcompat.properties import UNIQ_KEY, Headers
 from rmqcompat.trace.bulk import Forwarded
@@ -75,7 +76,7 @@ def forward_run(
             produce(topic, value, key, headers=kept, partition=partition, on_delivery=callback)
         except Exception:  # nothing was queued: the general path sends it again
             break
-        late.append(max(0, now - due) / 1000)
+        late.append(lateness_s(due, now))
         if traced is not None:
             traced.append((trace_clock(), record, properties, due))
         held.popleft()

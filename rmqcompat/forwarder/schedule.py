@@ -34,6 +34,12 @@ def corrected_due(due_ms: int, now_ms: int, level_delay_ms: int) -> int:
     return now_ms if due_ms > now_ms + level_delay_ms + CLOCK_JUMP_MS else due_ms
 
 
+def lateness_s(due_ms: int, now_ms: int) -> float:
+    """How late, in seconds, a record due at ``due_ms`` is forwarded at ``now_ms`` (0 when
+    not late): what the lateness histogram observes."""
+    return max(0, now_ms - due_ms) / 1000
+
+
 def is_due(due_ms: int, now_ms: int) -> bool:
     """Whether a record due at ``due_ms`` may be delivered at ``now_ms`` (never early)."""
     return due_ms <= now_ms

@@ -29,7 +29,7 @@ from rmqcompat.forwarder.owned import OwnedPartition
 from rmqcompat.forwarder.plan import Forward, Planner, Wait
 from rmqcompat.forwarder.recalls import RecallReader
 from rmqcompat.forwarder.run import RUN_LIMIT, active_forward_run
-from rmqcompat.forwarder.schedule import WakeSchedule
+from rmqcompat.forwarder.schedule import WakeSchedule, lateness_s
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import UNIQ_KEY
@@ -192,7 +192,7 @@ class ForwardLoop:
                     elif plan.hop:
                         send(lane, msg, plan.record, HOPS)
                     else:
-                        late.append(max(0, now - plan.due_ms) / 1000)
+                        late.append(lateness_s(plan.due_ms, now))
                         send(lane, msg, plan.record, FORWARDED)
                         if tracing:
                             traced.append((trace_clock(), msg, plan.properties, plan.due_ms))

@@ -2,7 +2,13 @@
 
 import pytest
 
-from rmqcompat.forwarder.schedule import CLOCK_JUMP_MS, WakeSchedule, corrected_due, is_due
+from rmqcompat.forwarder.schedule import (
+    CLOCK_JUMP_MS,
+    WakeSchedule,
+    corrected_due,
+    is_due,
+    lateness_s,
+)
 
 NOW = 1_700_000_000_000
 DELAY = 10_000
@@ -73,3 +79,9 @@ def test_poll_timeout_is_bounded_by_the_next_wake(wake_at: int | None, expected:
     if wake_at is not None:
         wakes.wake("p", wake_at)
     assert wakes.poll_timeout_s(NOW, max_wait_s=1.0) == pytest.approx(expected)
+
+
+def test_lateness_is_seconds_past_the_due_time_and_never_negative() -> None:
+    assert lateness_s(1_000, 1_500) == 0.5
+    assert lateness_s(1_500, 1_000) == 0.0
+    assert lateness_s(1_000, 1_000) == 0.0
