@@ -1,6 +1,8 @@
 # The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
 # Each function has exactly the signature of its pure-Python reference.
 
+from rmqcompat.dlq.chunk import replay_records as replay_records
+from rmqcompat.dlq.model import decode_ids
 from rmqcompat.forwarder.holding import record_size as record_size
 from rmqcompat.forwarder.plan import plain_release as plain_release
 from rmqcompat.forwarder.run import forward_run as forward_run
@@ -15,4 +17,5 @@ from rmqcompat.wire import decode_well_formed
 from rmqcompat.wire import plain_decode as plain_decode
 
 decode_headers = decode_well_formed
+decode_letter_ids = decode_ids
 to_headers = encode_properties

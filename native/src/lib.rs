@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+mod replay;
+
 /// Kafka headers `[(name, value), ...]` as RocketMQ properties `{name: value}`, or `None`
 /// when they are not a list of well-formed properties (a name that is not text, a `None`
 /// or non-bytes value, a value that is not UTF-8, a repeated name): the caller then takes
@@ -1428,6 +1430,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
     module.add_function(wrap_pyfunction!(to_headers, module)?)?;
+    module.add_function(wrap_pyfunction!(replay::decode_letter_ids, module)?)?;
+    module.add_function(wrap_pyfunction!(replay::replay_records, module)?)?;
     module.add_class::<MessageIds>()?;
     module.add_class::<PendingSend>()?;
     Ok(())

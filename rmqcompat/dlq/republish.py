@@ -92,11 +92,17 @@ def replay_headers(
     return headers
 
 
+def replaced_names(target: Target) -> frozenset[str]:
+    """The header names a replay to ``target`` does not send as they are: it drops or
+    writes them anew (see the module's docstring)."""
+    return _REPLACED_ORIGINAL if target == "original" else _REPLACED
+
+
 @lru_cache(maxsize=4096)  # one or a few layouts per replay, each asked for per dead letter
 def _kept(layout: HeaderLayout, target: Target) -> Callable[[RawHeaders], Sequence[Header]]:
     """Picks, from headers laid out as ``layout``, those a replay to ``target`` sends as
     they are, in their order (one C call for the usual two or more)."""
-    replaced = _REPLACED_ORIGINAL if target == "original" else _REPLACED
+    replaced = replaced_names(target)
     keep = [i for i, name in enumerate(layout.names) if name not in replaced]
     if len(keep) > 1:
         return itemgetter(*keep)

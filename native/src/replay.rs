@@ -1,0 +1,268 @@
+//! A dead-letter replay's per-letter work: the counterparts of
+//! `rmqcompat.dlq.model.decode_ids` and `rmqcompat.dlq.chunk.replay_records`, which stay
+//! the reference (`tests/unit/test_core_parity.py` runs the same inputs through both).
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+/// `rmqcompat.dlq.model.LAYOUTS`, the header layouts seen so far.
+static LAYOUTS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `rmqcompat.dlq.model.header_layout`, which makes and remembers a layout not seen yet.
+static HEADER_LAYOUT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `rmqcompat.dlq.republish.replay_headers`, for a dead letter outside the common case.
+static REPLAY_HEADERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `rmqcompat.dlq.republish.replaced_names`.
+static REPLACED_NAMES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `rmqcompat.topics.naming.to_kafka_topic`.
+static TO_KAFKA_TOPIC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `object.__setattr__(letter, name, value)`: how a frozen dead letter's lazily derived
+/// fields are set, by its own properties too.
+fn assign(
+    letter: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: three valid object pointers, borrowed for the call; the GIL is held.
+    let status = unsafe {
+        pyo3::ffi::PyObject_GenericSetAttr(letter.as_ptr(), name.as_ptr(), value.as_ptr())
+    };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(PyErr::fetch(letter.py()))
+    }
+}
+
+/// `rmqcompat.dlq.model._lenient`: a header value as text, undecodable bytes replaced
+/// (by Python's own decoder), `None` empty.
+fn lenient<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if value.is_none() {
+        return Ok(PyString::new(py, "").into_any());
+    }
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        if let Ok(text) = std::str::from_utf8(bytes.as_bytes()) {
+            return Ok(PyString::new(py, text).into_any());
+        }
+    }
+    let value = if value.is_truthy()? {
+        value.clone()
+    } else {
+        PyBytes::new(py, b"").into_any()
+    };
+    value.call_method1(intern!(py, "decode"), ("utf-8", "replace"))
+}
+
+/// The layout, message ids and original topic of a dead letter, derived at once: the
+/// counterpart of `rmqcompat.dlq.model.decode_ids` (see it).
+#[pyfunction]
+pub fn decode_letter_ids<'py>(
+    py: Python<'py>,
+    letter: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let headers = letter.getattr(intern!(py, "headers"))?;
+    let mut names = Vec::new();
+    for header in headers.try_iter()? {
+        names.push(header?.get_item(0)?);
+    }
+    let names = PyTuple::new(py, names)?;
+    let layouts = LAYOUTS.import(py, "rmqcompat.dlq.model", "LAYOUTS")?;
+    let layout = match layouts.cast::<PyDict>()?.get_item(&names)? {
+        Some(layout) => layout,
+        None => HEADER_LAYOUT
+            .import(py, "rmqcompat.dlq.model", "header_layout")?
+            .call1((&headers,))?,
+    };
+    let ids = layout.getattr(intern!(py, "ids"))?;
+    let value_at = |slot: usize| -> PyResult<Bound<'py, PyAny>> {
+        let at = ids.get_item(slot)?;
+        if at.is_none() {
+            Ok(PyString::new(py, "").into_any())
+        } else {
+            lenient(py, &headers.get_item(at)?.get_item(1)?)
+        }
+    };
+    let mut msg_id = value_at(0)?;
+    let origin = value_at(1)?;
+    let original = value_at(2)?;
+    if !msg_id.is_truthy()? {
+        msg_id = letter.getattr(intern!(py, "dlq_id"))?;
+    }
+    let origin = if origin.is_truthy()? {
+        origin
+    } else {
+        msg_id.clone()
+    };
+    assign(letter, intern!(py, "_msg_id"), &msg_id)?;
+    assign(letter, intern!(py, "_origin_msg_id"), &origin)?;
+    assign(letter, intern!(py, "_original_topic"), &original)?;
+    assign(letter, intern!(py, "_layout"), &layout)?;
+    Ok(layout)
+}
+
+/// `letter.dlq_id`: `rmqcompat.wire.offset_message_id` of where the dead letter is
+/// stored, derived and kept on first use as the property does.
+fn dlq_id<'py>(py: Python<'py>, letter: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let known = letter.getattr(intern!(py, "_dlq_id"))?;
+    if known.is_truthy()? {
+        return Ok(known);
+    }
+    let text = format!(
+        "{}@{}@{}",
+        letter.getattr(intern!(py, "dlq_topic"))?.str()?,
+        letter.getattr(intern!(py, "partition"))?.str()?,
+        letter.getattr(intern!(py, "offset"))?.str()?,
+    );
+    let id = PyString::new(py, &text).into_any();
+    assign(letter, intern!(py, "_dlq_id"), &id)?;
+    Ok(id)
+}
+
+/// `rmqcompat.dlq.page.ledger_key(group, dlq_id, replay)`.
+fn ledger_key<'py>(
+    py: Python<'py>,
+    group: &Bound<'py, PyAny>,
+    dlq_id: &Bound<'py, PyAny>,
+    replay: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyString>> {
+    let base = format!("{}/{}", group.str()?, dlq_id.str()?);
+    Ok(if replay.is_truthy()? {
+        PyString::new(py, &format!("{base}#{}", replay.str()?))
+    } else {
+        PyString::new(py, &base)
+    })
+}
+
+/// A header `(name, text encoded as UTF-8)`.
+fn text_header<'py>(
+    py: Python<'py>,
+    name: &Bound<'py, PyString>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let value = PyBytes::new(py, text.cast::<PyString>()?.to_str()?.as_bytes());
+    PyTuple::new(py, [name.as_any(), value.as_any()])
+}
+
+/// The headers of the record replaying `letter` in the common case (its headers carry
+/// `BORN_TIMESTAMP` and every name is text), else `None`: the counterpart of
+/// `rmqcompat.dlq.republish.replay_headers` there.
+fn plain_replay_headers<'py>(
+    py: Python<'py>,
+    letter: &Bound<'py, PyAny>,
+    replaced: &Bound<'py, PyAny>,
+    ids: [&Bound<'py, PyAny>; 3],
+    stamp: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let [msg_id, new_id, replay_id] = ids;
+    let headers = PyList::empty(py);
+    let (mut has_origin, mut has_born) = (false, false);
+    for header in letter.getattr(intern!(py, "headers"))?.try_iter()? {
+        let header = header?;
+        let name = header.get_item(0)?;
+        let Ok(text) = name.cast::<PyString>() else {
+            return Ok(None);
+        };
+        has_origin |= text == "ORIGIN_MESSAGE_ID";
+        has_born |= text == "BORN_TIMESTAMP";
+        if !replaced.contains(&name)? {
+            headers.append(header)?; // byte for byte: the same pair
+        }
+    }
+    if !has_born {
+        return Ok(None);
+    }
+    if !has_origin {
+        headers.append(text_header(py, intern!(py, "ORIGIN_MESSAGE_ID"), msg_id)?)?;
+    }
+    headers.append(text_header(py, intern!(py, "UNIQ_KEY"), new_id)?)?;
+    headers.append(text_header(py, intern!(py, "REPLAY_ID"), replay_id)?)?;
+    for header in stamp.try_iter()? {
+        headers.append(header?)?;
+    }
+    Ok(Some(headers))
+}
+
+/// The replaying records and ledger rows of a chunk of dead letters: the counterpart of
+/// `rmqcompat.dlq.chunk.replay_records` (see it).
+#[pyfunction]
+pub fn replay_records<'py>(
+    py: Python<'py>,
+    pending: &Bound<'py, PyAny>,
+    new_ids: &Bound<'py, PyAny>,
+    group: &Bound<'py, PyAny>,
+    namespace: &Bound<'py, PyAny>,
+    target: &Bound<'py, PyAny>,
+    stamp: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+    let replaced = REPLACED_NAMES
+        .import(py, "rmqcompat.dlq.republish", "replaced_names")?
+        .call1((target,))?;
+    let to_kafka_topic = TO_KAFKA_TOPIC.import(py, "rmqcompat.topics.naming", "to_kafka_topic")?;
+    let (records, rows) = (PyList::empty(py), PyList::empty(py));
+    let mut last: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None; // (topic, physical)
+    let mut new_ids = new_ids.try_iter()?;
+    let differ = || PyValueError::new_err("replay_records: pending and new_ids differ in length");
+    for entry in pending.try_iter()? {
+        let entry = entry?;
+        let new_id = new_ids.next().ok_or_else(differ)??;
+        let entry = entry
+            .cast::<PyTuple>()
+            .map_err(|_| PyTypeError::new_err("replay_records: a pending entry is not a tuple"))?;
+        if entry.len() != 3 {
+            return Err(PyValueError::new_err(
+                "replay_records: a pending entry is not (letter, topic, replay)",
+            ));
+        }
+        let [letter, topic, replay] = [entry.get_item(0)?, entry.get_item(1)?, entry.get_item(2)?];
+        let id = dlq_id(py, &letter)?;
+        let replay_id = ledger_key(py, group, &id, &replay)?.into_any();
+        if letter.getattr(intern!(py, "_layout"))?.is_none() {
+            decode_letter_ids(py, &letter)?;
+        }
+        let msg_id = letter.getattr(intern!(py, "_msg_id"))?;
+        let headers = match plain_replay_headers(
+            py,
+            &letter,
+            &replaced,
+            [&msg_id, &new_id, &replay_id],
+            stamp,
+        )? {
+            Some(headers) => headers.into_any(),
+            None => REPLAY_HEADERS
+                .import(py, "rmqcompat.dlq.republish", "replay_headers")?
+                .call1((&letter, target, &new_id, &replay_id, stamp))?,
+        };
+        let physical = match &last {
+            Some((known, physical)) if known.is(&topic) || known.eq(&topic)? => physical.clone(),
+            _ => {
+                let physical = to_kafka_topic.call1((&topic, namespace))?;
+                last = Some((topic.clone(), physical.clone()));
+                physical
+            }
+        };
+        let record = [
+            physical,
+            letter.getattr(intern!(py, "body"))?,
+            letter.getattr(intern!(py, "key"))?,
+            headers,
+        ];
+        records.append(PyTuple::new(py, record)?)?;
+        let row = [
+            id,
+            msg_id,
+            letter.getattr(intern!(py, "_origin_msg_id"))?,
+            letter.getattr(intern!(py, "_original_topic"))?,
+            topic,
+            new_id,
+            replay,
+        ];
+        rows.append(PyTuple::new(py, row)?)?;
+    }
+    if new_ids.next().is_some() {
+        return Err(differ()); // as zip(strict=True): once every pending entry was built
+    }
+    Ok((records, rows))
+}

@@ -1,0 +1,147 @@
+"""A replay's per-letter work, compiled and pure: the same dead letters, the same results.
+
+``decode_ids`` (a dead letter's layout, message ids and original topic) and
+``replay_records`` (a chunk's records and ledger rows) against the core's
+``decode_letter_ids`` and ``replay_records``, over generated dead letters: the usual
+headers of a send-back, any others, odd values (not UTF-8, None), repeated and missing
+names, letters decoded before or not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from compiled_core import compiled_core
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rmqcompat import properties as props
+from rmqcompat.dlq import chunk, model
+from rmqcompat.dlq.model import DeadLetter
+from rmqcompat.dlq.republish import replay_stamp
+
+KNOWN = [
+    props.UNIQ_KEY,
+    props.ORIGIN_MESSAGE_ID,
+    props.RETRY_TOPIC,
+    props.BORN_TIMESTAMP,
+    props.RECONSUME_TIME,
+    props.MAX_RECONSUME_TIMES,
+    props.DUE_TIME,
+    props.REPLAY_ID,
+    props.TAGS,
+]
+NAMES = st.sampled_from(KNOWN) | st.text(max_size=4)
+VALUES = (
+    st.sampled_from([b"ID0", b"Orders", b"1700000000000", b""])
+    | st.binary(max_size=6)  # often not UTF-8
+    | st.none()
+)
+#: The headers a consumer's send-back writes, in its order.
+SEND_BACK = (
+    (props.UNIQ_KEY, b"ID0"),
+    (props.ORIGIN_MESSAGE_ID, b"ID0"),
+    (props.RETRY_TOPIC, b"Orders"),
+    (props.RECONSUME_TIME, b"17"),
+    (props.MAX_RECONSUME_TIMES, b"16"),
+    (props.BORN_TIMESTAMP, b"1700000000000"),
+)
+#: A send-back's headers, some left out, then any others; or any headers at all.
+HEADERS = st.builds(
+    lambda extra, drop: tuple(h for h in SEND_BACK + tuple(extra) if h[0] not in drop),
+    st.lists(st.tuples(NAMES, VALUES), max_size=4),
+    st.sets(st.sampled_from(KNOWN), max_size=3),
+) | st.lists(st.tuples(NAMES, VALUES), max_size=6).map(tuple)
+LETTERS = st.builds(
+    DeadLetter,
+    st.just("G"),
+    st.sampled_from(["ns.rmq.dlq.G", "t"]),
+    st.integers(min_value=0, max_value=2**31),
+    st.integers(min_value=0, max_value=2**63) | st.just(2**70),
+    st.integers(min_value=0, max_value=2**63),
+    st.binary(max_size=4),
+    st.binary(max_size=3) | st.none(),
+    HEADERS,
+)
+
+
+def _decoded(kernel: Any, letter: DeadLetter) -> Any:
+    """What ``kernel`` makes of a fresh copy of ``letter``: its layout's names and every
+    derived field, or the exception's type."""
+    copy = dataclasses.replace(letter)
+    try:
+        layout = kernel(copy)
+    except Exception as exc:  # the exception's type is the outcome compared
+        return type(exc)
+    assert copy.layout is layout
+    return layout.names, copy.dlq_id, copy.msg_id, copy.origin_msg_id, copy.original_topic
+
+
+@settings(max_examples=300)
+@given(LETTERS)
+def test_a_dead_letters_ids_are_decoded_the_same_compiled_and_pure(letter: DeadLetter) -> None:
+    compiled = _decoded(compiled_core().decode_letter_ids, letter)
+    assert compiled == _decoded(model.decode_ids, letter)
+
+
+def _records(kernel: Any, pending: list[Any], new_ids: list[str], **given: Any) -> Any:
+    """What ``kernel`` (``replay_records``) makes of fresh copies of ``pending``'s letters
+    (each decoded first or not, as ``decoded`` says): the records and rows, or the
+    exception's type."""
+    copies = []
+    for (letter, topic, replay), decoded in zip(pending, given.pop("decoded"), strict=False):
+        copy = dataclasses.replace(letter)
+        if decoded:
+            model.decode_ids(copy)
+        copies.append((copy, topic, replay))
+    try:
+        return kernel(copies, new_ids, stamp=replay_stamp(77), **given)
+    except Exception as exc:  # the exception's type is the outcome compared
+        return type(exc)
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(
+            LETTERS,
+            st.sampled_from(["%RETRY%G", "Orders", "bad topic"]),
+            st.integers(min_value=0, max_value=3),
+        ),
+        max_size=5,
+    ),
+    st.lists(st.booleans(), min_size=5, max_size=5),
+    st.sampled_from(["retry", "original"]),
+    st.sampled_from(["", "ns"]),
+    st.integers(min_value=-1, max_value=1),
+)
+def test_a_chunks_records_and_rows_are_built_the_same_compiled_and_pure(
+    pending: list[Any], decoded: list[bool], target: str, namespace: str, extra_ids: int
+) -> None:
+    new_ids = [f"NEW{i}" for i in range(max(0, len(pending) + extra_ids))]
+    given = {"group": "G", "namespace": namespace, "target": target, "decoded": decoded}
+    compiled = _records(compiled_core().replay_records, pending, new_ids, **given)
+    assert compiled == _records(chunk.replay_records, pending, new_ids, **given)
+
+
+def test_the_core_builds_the_usual_replay_record_itself() -> None:
+    """A send-back's dead letter is built without the pure path: the kept headers are
+    the letter's own pairs, the new ones follow in the reference's order."""
+    headers = (*SEND_BACK, ("user", None))
+    letter = DeadLetter("G", "ns.rmq.dlq.G", 0, 7, 9, b"body", b"k", headers)
+    records, rows = compiled_core().replay_records(
+        [(letter, "%RETRY%G", 2)], ["NEW"], "G", "ns", "retry", replay_stamp(77)
+    )
+    topic, value, key, sent = records[0]
+    assert (topic, value, key) == ("ns.rmq.retry.G", b"body", b"k")
+    kept = [headers[1], headers[2], headers[5], headers[6]]
+    assert all(a is b for a, b in zip(sent[:4], kept, strict=True))
+    assert sent[4:] == [
+        (props.UNIQ_KEY, b"NEW"),
+        (props.REPLAY_ID, b"G/ns.rmq.dlq.G@0@7#2"),
+        (props.RECONSUME_TIME, b"0"),
+        (props.REPLAY_TIME, b"77"),
+    ]
+    assert rows == [("ns.rmq.dlq.G@0@7", "ID0", "ID0", "Orders", "%RETRY%G", "NEW", 2)]
+    assert letter.layout.names == tuple(name for name, _ in headers)  # decoded on the way
