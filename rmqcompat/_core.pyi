@@ -2,6 +2,7 @@
 # Each function has exactly the signature of its pure-Python reference.
 
 from rmqcompat.dlq.chunk import replay_records as replay_records
+from rmqcompat.dlq.chunk import take_chunk as take_chunk
 from rmqcompat.dlq.model import decode_ids
 from rmqcompat.forwarder.holding import record_size as record_size
 from rmqcompat.forwarder.plan import plain_release as plain_release
@@ -12,6 +13,7 @@ from rmqcompat.properties import encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events
+from rmqcompat.trace.bulk import replay_events as replay_events
 from rmqcompat.trace.bulk import send_back_events as send_back_events
 from rmqcompat.wire import decode_well_formed
 from rmqcompat.wire import plain_decode as plain_decode

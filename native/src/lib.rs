@@ -413,6 +413,39 @@ fn send_back_events<'py>(
     Ok(events)
 }
 
+/// The REPLAY events of dead letters sent again, each `(msg_id, original topic, replayed
+/// to, origin msg id)`: the counterpart of `rmqcompat.trace.bulk.replay_events` (see it).
+#[pyfunction]
+fn replay_events<'py>(
+    py: Python<'py>,
+    head: &[u8],
+    reason: &[u8],
+    letters: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let events = PyList::empty(py);
+    let mut out: Vec<u8> = Vec::with_capacity(head.len() + reason.len() + 128);
+    for letter in letters.try_iter()? {
+        let (msg_id, topic, replayed_to, origin): (
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+        ) = letter?.extract()?;
+        out.clear();
+        out.extend_from_slice(head);
+        put_some_str(&mut out, Some(topic))?;
+        out.extend_from_slice(&[0, 0, 0]); // physical topic, partition, offset
+        put_str(&mut out, &msg_id)?;
+        put_some_str(&mut out, Some(origin))?;
+        out.extend_from_slice(&[0; 7]); // tags ... due time
+        put_some_str(&mut out, Some(replayed_to))?;
+        out.push(0); // born time
+        out.extend_from_slice(reason);
+        events.append(PyBytes::new(py, &out))?;
+    }
+    Ok(events)
+}
+
 /// `value or default`, as Python reads it.
 fn or_else<'py>(
     value: Bound<'py, PyAny>,
@@ -1425,6 +1458,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     module.add_function(wrap_pyfunction!(send_back_events, module)?)?;
+    module.add_function(wrap_pyfunction!(replay_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
@@ -1432,6 +1466,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(to_headers, module)?)?;
     module.add_function(wrap_pyfunction!(replay::decode_letter_ids, module)?)?;
     module.add_function(wrap_pyfunction!(replay::replay_records, module)?)?;
+    module.add_function(wrap_pyfunction!(replay::take_chunk, module)?)?;
     module.add_class::<MessageIds>()?;
     module.add_class::<PendingSend>()?;
     Ok(())

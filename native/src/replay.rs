@@ -16,6 +16,10 @@ static HEADER_LAYOUT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static REPLAY_HEADERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// `rmqcompat.dlq.republish.replaced_names`.
 static REPLACED_NAMES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `rmqcompat.dlq.republish.replay_topic`.
+static REPLAY_TOPIC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `rmqcompat.errors.ConfigError`, which `replay_topic` raises for a letter it cannot place.
+static CONFIG_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// `rmqcompat.topics.naming.to_kafka_topic`.
 static TO_KAFKA_TOPIC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -56,6 +60,28 @@ fn lenient<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'p
     value.call_method1(intern!(py, "decode"), ("utf-8", "replace"))
 }
 
+/// `container[index]`, without an index object for a tuple (headers, their pairs and a
+/// layout's indexes are tuples).
+fn item<'py>(
+    container: &Bound<'py, PyAny>,
+    index: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let (Ok(tuple), Ok(at)) = (container.cast::<PyTuple>(), index.extract::<usize>()) {
+        if at < tuple.len() {
+            return tuple.get_item(at);
+        }
+    }
+    container.get_item(index)
+}
+
+/// `container[0]` or `container[1]`, as [`item`].
+fn field<'py>(container: &Bound<'py, PyAny>, at: usize) -> PyResult<Bound<'py, PyAny>> {
+    match container.cast::<PyTuple>() {
+        Ok(tuple) if at < tuple.len() => tuple.get_item(at),
+        _ => container.get_item(at),
+    }
+}
+
 /// The layout, message ids and original topic of a dead letter, derived at once: the
 /// counterpart of `rmqcompat.dlq.model.decode_ids` (see it).
 #[pyfunction]
@@ -66,7 +92,7 @@ pub fn decode_letter_ids<'py>(
     let headers = letter.getattr(intern!(py, "headers"))?;
     let mut names = Vec::new();
     for header in headers.try_iter()? {
-        names.push(header?.get_item(0)?);
+        names.push(field(&header?, 0)?);
     }
     let names = PyTuple::new(py, names)?;
     let layouts = LAYOUTS.import(py, "rmqcompat.dlq.model", "LAYOUTS")?;
@@ -77,24 +103,36 @@ pub fn decode_letter_ids<'py>(
             .call1((&headers,))?,
     };
     let ids = layout.getattr(intern!(py, "ids"))?;
-    let value_at = |slot: usize| -> PyResult<Bound<'py, PyAny>> {
-        let at = ids.get_item(slot)?;
+    let value_at = |slot: usize| -> PyResult<Option<Bound<'py, PyAny>>> {
+        let at = field(&ids, slot)?;
         if at.is_none() {
-            Ok(PyString::new(py, "").into_any())
+            Ok(None)
         } else {
-            lenient(py, &headers.get_item(at)?.get_item(1)?)
+            Ok(Some(field(&item(&headers, &at)?, 1)?))
         }
     };
-    let mut msg_id = value_at(0)?;
-    let origin = value_at(1)?;
-    let original = value_at(2)?;
+    let empty = || PyString::new(py, "").into_any();
+    let (msg_id, origin, original) = (value_at(0)?, value_at(1)?, value_at(2)?);
+    let text_of_origin = match (&origin, &msg_id) {
+        // the usual send-back: the same id twice, one text for both
+        (Some(origin), Some(id)) if origin.is(id) || origin.eq(id)? => None,
+        (Some(origin), _) => Some(lenient(py, origin)?),
+        (None, _) => Some(empty()),
+    };
+    let mut msg_id = match msg_id {
+        Some(value) => lenient(py, &value)?,
+        None => empty(),
+    };
+    let original = match original {
+        Some(value) => lenient(py, &value)?,
+        None => empty(),
+    };
     if !msg_id.is_truthy()? {
         msg_id = letter.getattr(intern!(py, "dlq_id"))?;
     }
-    let origin = if origin.is_truthy()? {
-        origin
-    } else {
-        msg_id.clone()
+    let origin = match text_of_origin {
+        Some(text) if text.is_truthy()? => text,
+        _ => msg_id.clone(),
     };
     assign(letter, intern!(py, "_msg_id"), &msg_id)?;
     assign(letter, intern!(py, "_origin_msg_id"), &origin)?;
@@ -265,4 +303,80 @@ pub fn replay_records<'py>(
         return Err(differ()); // as zip(strict=True): once every pending entry was built
     }
     Ok((records, rows))
+}
+
+/// `tally.<name> += 1`.
+fn count_one(tally: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<()> {
+    tally.setattr(name, tally.getattr(name)?.add(1)?)
+}
+
+/// The next transaction's dead letters: the counterpart of
+/// `rmqcompat.dlq.chunk.take_chunk` (see it).
+#[pyfunction]
+pub fn take_chunk<'py>(
+    py: Python<'py>,
+    letters: &Bound<'py, PyAny>,
+    counts: &Bound<'py, PyAny>,
+    force: bool,
+    target: &Bound<'py, PyAny>,
+    limits: (usize, i128),
+    destinations: &Bound<'py, PyDict>,
+    tally: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let (most, max_bytes) = limits;
+    let counted = counts.is_truthy()?;
+    let zero = 0i32.into_pyobject(py)?.into_any();
+    let chunk = PyList::empty(py);
+    let mut size: i128 = 0;
+    for letter in letters.try_iter()? {
+        let letter = letter?;
+        let done = if counted {
+            let id = dlq_id(py, &letter)?;
+            counts.call_method1(intern!(py, "get"), (id, &zero))?
+        } else {
+            zero.clone()
+        };
+        if !force && done.is_truthy()? {
+            count_one(tally, intern!(py, "skipped"))?;
+            continue;
+        }
+        if letter.getattr(intern!(py, "_layout"))?.is_none() {
+            decode_letter_ids(py, &letter)?;
+        }
+        let origin = PyTuple::new(
+            py,
+            [
+                letter.getattr(intern!(py, "group"))?,
+                letter.getattr(intern!(py, "_original_topic"))?,
+            ],
+        )?;
+        let topic = match destinations.get_item(&origin)? {
+            Some(topic) => topic,
+            None => {
+                let place = REPLAY_TOPIC.import(py, "rmqcompat.dlq.republish", "replay_topic")?;
+                match place.call1((&letter, target)) {
+                    Ok(topic) => {
+                        destinations.set_item(&origin, &topic)?;
+                        topic
+                    }
+                    Err(err) => {
+                        let refused = CONFIG_ERROR.import(py, "rmqcompat.errors", "ConfigError")?;
+                        if !err.matches(py, refused)? {
+                            return Err(err);
+                        }
+                        count_one(tally, intern!(py, "failed"))?;
+                        let problems = tally.getattr(intern!(py, "problems"))?;
+                        problems.call_method1(intern!(py, "append"), (err.value(py).str()?,))?;
+                        continue;
+                    }
+                }
+            }
+        };
+        size += letter.getattr(intern!(py, "body"))?.len()? as i128;
+        chunk.append(PyTuple::new(py, [letter, topic, done])?)?;
+        if chunk.len() >= most || size >= max_bytes {
+            break;
+        }
+    }
+    Ok(chunk)
 }

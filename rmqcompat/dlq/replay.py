@@ -37,7 +37,7 @@ from confluent_kafka.admin import AdminClient
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.closing import close_producer
 from rmqcompat.config import ClientConfig
-from rmqcompat.dlq.chunk import Chunk, ChunkBuilder, Operator, Pending
+from rmqcompat.dlq.chunk import Chunk, ChunkBuilder, Operator, Pending, active_take_chunk
 from rmqcompat.dlq.ledger import (
     COLUMNS,
     Row,
@@ -238,35 +238,12 @@ class Replayer:
     ) -> Iterator[list[Pending]]:
         """The transactions' contents: what is to be replayed, given the ledger's
         ``counts``; counts what is skipped or cannot be replayed in ``summary``."""
-        force, target, most = (
-            self._options.force,
-            self._options.target,
-            self._options.per_transaction,
-        )
-        # (group, original topic) -> destination: one or a few per replay
-        destinations: dict[tuple[str, str], str] = {}
-        chunk: list[Pending] = []
-        size = 0
-        for letter in letters:
-            done = counts.get(letter.dlq_id, 0) if counts else 0  # none on a first replay
-            if done and not force:
-                summary.skipped += 1
-                continue
-            origin = (letter.group, letter.original_topic)
-            topic = destinations.get(origin)
-            if topic is None:
-                try:
-                    topic = destinations[origin] = replay_topic(letter, target)
-                except ConfigError as exc:
-                    summary.failed += 1
-                    summary.problems.append(str(exc))
-                    continue
-            chunk.append((letter, topic, done))
-            size += len(letter.body)
-            if len(chunk) >= most or size >= TRANSACTION_MAX_BYTES:
-                yield chunk
-                chunk, size = [], 0
-        if chunk:
+        remaining, options = iter(letters), self._options
+        destinations: dict[tuple[str, str], str] = {}  # one or a few per replay
+        limits = (options.per_transaction, TRANSACTION_MAX_BYTES)
+        while chunk := active_take_chunk(
+            remaining, counts, options.force, options.target, limits, destinations, summary
+        ):
             yield chunk
 
     def _build(self, builder: ChunkBuilder, pending: Sequence[Pending]) -> Chunk | None:

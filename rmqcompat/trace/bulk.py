@@ -384,13 +384,22 @@ def replayed(
     who: bytes,
     at_ms: int,
     group: str,
-    letters: Iterable[tuple[str, str, str, str | None]],
+    letters: Iterable[Replayed],
     command: str,
 ) -> list[bytes]:
-    """The REPLAY events of dead letters of ``group`` sent again at ``at_ms``: each
-    ``(msg_id, original topic, replayed to, origin msg id)``."""
+    """The REPLAY events of dead letters of ``group`` sent again at ``at_ms``."""
     head = _KIND["REPLAY"] + _long(at_ms) + who + _repeating(group)
-    reason = _some_str(command)
+    return _replay_events(head, _some_str(command), letters)
+
+
+#: A dead letter sent again: ``(msg_id, original topic, replayed to, origin msg id)``.
+Replayed = tuple[str, str, str, str | None]
+
+
+def replay_events(head: bytes, reason: bytes, letters: Iterable[Replayed]) -> list[bytes]:
+    """The events of :func:`replayed`, each starting with ``head`` (their shared fields up
+    to the group, encoded) and ending with ``reason`` (encoded); the pure-Python reference
+    of the core's ``replay_events``."""
     return [
         b"".join(
             (
@@ -407,3 +416,6 @@ def replayed(
         )
         for msg_id, topic, replayed_to, origin in letters
     ]
+
+
+_replay_events = replay_events if CORE is None else CORE.replay_events

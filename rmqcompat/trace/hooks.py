@@ -171,7 +171,7 @@ def quarantined(tracer: Tracer, source: KafkaRecord, reason: str, group: str | N
 def replayed(
     tracer: Tracer,
     group: str,
-    letters: Iterable[tuple[str, str, str, str | None]],
+    letters: Iterable[bulk.Replayed],
     count: int,
     command: str,
 ) -> None:

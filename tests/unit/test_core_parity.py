@@ -181,6 +181,29 @@ def test_forward_trace_events_are_the_same_compiled_and_pure(
     assert _result(compiled_core().forward_events, *args) == _result(bulk.forward_events, *args)
 
 
+SOME_TEXT = TEXT | st.none()
+REPLAYED = st.lists(st.tuples(TEXT, SOME_TEXT, SOME_TEXT, SOME_TEXT), max_size=4)
+
+
+@given(REPLAYED | st.lists(st.tuples(TEXT), max_size=2), st.binary(max_size=6))
+def test_replay_trace_events_are_the_same_compiled_and_pure(letters: Any, head: bytes) -> None:
+    args = (head, b"\x02\x02c", letters)
+    assert _result(compiled_core().replay_events, *args) == _result(bulk.replay_events, *args)
+
+
+def test_compiled_replay_events_decode_as_the_events_they_stand_for() -> None:
+    """A replayed dead letter's event, encoded by the core, read back with the trace codec."""
+    core = compiled_core()
+    who = bulk.identity("replay-G", "host", "ns")
+    with mock.patch.object(bulk, "_replay_events", core.replay_events):
+        (event,) = bulk.replayed(who, 11, "G", [("ID1", "Orders", "%RETRY%G", "ID0")], "cmd")
+    record = decode(event)
+    fields = ("event", "group", "msg_id", "origin_msg_id", "topic", "target_topic", "reason")
+    assert [record[name] for name in fields] == [
+        "REPLAY", "G", "ID1", "ID0", "Orders", "%RETRY%G", "cmd"
+    ]  # fmt: skip
+
+
 def test_compiled_forward_events_decode_as_the_events_they_stand_for() -> None:
     """A forwarded record's event, encoded by the core, read back with the trace codec."""
     core = compiled_core()

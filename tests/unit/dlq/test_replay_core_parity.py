@@ -1,8 +1,9 @@
 """A replay's per-letter work, compiled and pure: the same dead letters, the same results.
 
-``decode_ids`` (a dead letter's layout, message ids and original topic) and
-``replay_records`` (a chunk's records and ledger rows) against the core's
-``decode_letter_ids`` and ``replay_records``, over generated dead letters: the usual
+``decode_ids`` (a dead letter's layout, message ids and original topic), ``take_chunk``
+(which letters one transaction replays) and ``replay_records`` (a chunk's records and
+ledger rows) against the core's ``decode_letter_ids``, ``take_chunk`` and
+``replay_records``, over generated dead letters: the usual
 headers of a send-back, any others, odd values (not UTF-8, None), repeated and missing
 names, letters decoded before or not.
 """
@@ -10,6 +11,7 @@ names, letters decoded before or not.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 from typing import Any
 
 from compiled_core import compiled_core
@@ -83,6 +85,51 @@ def _decoded(kernel: Any, letter: DeadLetter) -> Any:
 def test_a_dead_letters_ids_are_decoded_the_same_compiled_and_pure(letter: DeadLetter) -> None:
     compiled = _decoded(compiled_core().decode_letter_ids, letter)
     assert compiled == _decoded(model.decode_ids, letter)
+
+
+@dataclass
+class Tally:
+    skipped: int = 0
+    failed: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _chunks(kernel: Any, letters: list[DeadLetter], replayed: list[int], **given: Any) -> Any:
+    """Every chunk ``kernel`` (``take_chunk``) takes from fresh copies of ``letters`` (the
+    ledger counting ``replayed[i]`` replays of the i-th), as ``(dlq_id, topic, replay)``,
+    with what it counted and the destinations it remembered; or the exception's type."""
+    copies = [dataclasses.replace(letter) for letter in letters]
+    counts = {letter.dlq_id: n for letter, n in zip(copies, replayed, strict=False) if n}
+    remaining, tally, destinations = iter(copies), Tally(), dict(given.pop("destinations"))
+    chunks = []
+    try:
+        while chunk := kernel(remaining, counts, tally=tally, destinations=destinations, **given):
+            chunks.append([(letter.dlq_id, topic, done) for letter, topic, done in chunk])
+    except Exception as exc:  # the exception's type is the outcome compared
+        return type(exc)
+    return chunks, tally, destinations
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(LETTERS, max_size=8),
+    st.lists(st.integers(min_value=0, max_value=2), max_size=8),
+    st.booleans(),
+    st.sampled_from(["retry", "original"]),
+    st.tuples(st.integers(min_value=1, max_value=4), st.integers(min_value=0, max_value=9)),
+    st.sampled_from([{}, {("G", "Orders"): "Known"}]),
+)
+def test_a_transactions_letters_are_taken_the_same_compiled_and_pure(
+    letters: list[DeadLetter],
+    replayed: list[int],
+    force: bool,
+    target: str,
+    limits: tuple[int, int],
+    destinations: dict[tuple[str, str], str],
+) -> None:
+    given = {"force": force, "target": target, "limits": limits, "destinations": destinations}
+    compiled = _chunks(compiled_core().take_chunk, letters, replayed, **given)
+    assert compiled == _chunks(chunk.take_chunk, letters, replayed, **given)
 
 
 def _records(kernel: Any, pending: list[Any], new_ids: list[str], **given: Any) -> Any:
