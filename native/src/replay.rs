@@ -12,6 +12,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 static LAYOUTS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// `rmqcompat.dlq.model.header_layout`, which makes and remembers a layout not seen yet.
 static HEADER_LAYOUT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `rmqcompat.dlq.page.ledger_key`, for a key Rust cannot hold as text.
+static LEDGER_KEY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// `rmqcompat.dlq.republish.replay_headers`, for a dead letter outside the common case.
 static REPLAY_HEADERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// `rmqcompat.dlq.republish.replaced_names`.
@@ -148,39 +150,47 @@ fn dlq_id<'py>(py: Python<'py>, letter: &Bound<'py, PyAny>) -> PyResult<Bound<'p
     if known.is_truthy()? {
         return Ok(known);
     }
-    let text = format!(
-        "{}@{}@{}",
-        letter.getattr(intern!(py, "dlq_topic"))?.str()?,
-        letter.getattr(intern!(py, "partition"))?.str()?,
-        letter.getattr(intern!(py, "offset"))?.str()?,
-    );
-    let id = PyString::new(py, &text).into_any();
+    let topic = letter.getattr(intern!(py, "dlq_topic"))?.str()?;
+    let partition = letter.getattr(intern!(py, "partition"))?.str()?;
+    let offset = letter.getattr(intern!(py, "offset"))?.str()?;
+    let (Ok(topic), Ok(partition), Ok(offset)) =
+        (topic.to_str(), partition.to_str(), offset.to_str())
+    else {
+        return letter.getattr(intern!(py, "dlq_id")); // text with a lone surrogate: Python's
+    };
+    let id = PyString::new(py, &format!("{topic}@{partition}@{offset}")).into_any();
     assign(letter, intern!(py, "_dlq_id"), &id)?;
     Ok(id)
 }
 
-/// `rmqcompat.dlq.page.ledger_key(group, dlq_id, replay)`.
-fn ledger_key<'py>(
-    py: Python<'py>,
-    group: &Bound<'py, PyAny>,
-    dlq_id: &Bound<'py, PyAny>,
-    replay: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyString>> {
-    let base = format!("{}/{}", group.str()?, dlq_id.str()?);
-    Ok(if replay.is_truthy()? {
-        PyString::new(py, &format!("{base}#{}", replay.str()?))
-    } else {
-        PyString::new(py, &base)
-    })
+/// `rmqcompat.dlq.page.ledger_key(group, dlq_id, replay)`, or `None` for text that is not
+/// UTF-8 (a lone surrogate), which the caller leaves to the Python rules.
+fn ledger_key(
+    group: &Bound<'_, PyAny>,
+    dlq_id: &Bound<'_, PyAny>,
+    replay: &Bound<'_, PyAny>,
+) -> PyResult<Option<String>> {
+    let (group, dlq_id) = (group.str()?, dlq_id.str()?);
+    let (Ok(group), Ok(dlq_id)) = (group.to_str(), dlq_id.to_str()) else {
+        return Ok(None);
+    };
+    if !replay.is_truthy()? {
+        return Ok(Some(format!("{group}/{dlq_id}")));
+    }
+    let replay = replay.str()?;
+    Ok(replay
+        .to_str()
+        .ok()
+        .map(|replay| format!("{group}/{dlq_id}#{replay}")))
 }
 
 /// A header `(name, text encoded as UTF-8)`.
 fn text_header<'py>(
     py: Python<'py>,
     name: &Bound<'py, PyString>,
-    text: &Bound<'py, PyAny>,
+    text: &str,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let value = PyBytes::new(py, text.cast::<PyString>()?.to_str()?.as_bytes());
+    let value = PyBytes::new(py, text.as_bytes());
     PyTuple::new(py, [name.as_any(), value.as_any()])
 }
 
@@ -191,10 +201,10 @@ fn plain_replay_headers<'py>(
     py: Python<'py>,
     letter: &Bound<'py, PyAny>,
     replaced: &Bound<'py, PyAny>,
-    ids: [&Bound<'py, PyAny>; 3],
+    ids: (&Bound<'py, PyAny>, &Bound<'py, PyAny>, &str),
     stamp: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
-    let [msg_id, new_id, replay_id] = ids;
+    let (msg_id, new_id, replay_id) = ids;
     let headers = PyList::empty(py);
     let (mut has_origin, mut has_born) = (false, false);
     for header in letter.getattr(intern!(py, "headers"))?.try_iter()? {
@@ -213,8 +223,10 @@ fn plain_replay_headers<'py>(
         return Ok(None);
     }
     if !has_origin {
+        let msg_id = msg_id.cast::<PyString>()?.to_str()?;
         headers.append(text_header(py, intern!(py, "ORIGIN_MESSAGE_ID"), msg_id)?)?;
     }
+    let new_id = new_id.cast::<PyString>()?.to_str()?;
     headers.append(text_header(py, intern!(py, "UNIQ_KEY"), new_id)?)?;
     headers.append(text_header(py, intern!(py, "REPLAY_ID"), replay_id)?)?;
     for header in stamp.try_iter()? {
@@ -256,22 +268,30 @@ pub fn replay_records<'py>(
         }
         let [letter, topic, replay] = [entry.get_item(0)?, entry.get_item(1)?, entry.get_item(2)?];
         let id = dlq_id(py, &letter)?;
-        let replay_id = ledger_key(py, group, &id, &replay)?.into_any();
+        let replay_id = ledger_key(group, &id, &replay)?;
         if letter.getattr(intern!(py, "_layout"))?.is_none() {
             decode_letter_ids(py, &letter)?;
         }
         let msg_id = letter.getattr(intern!(py, "_msg_id"))?;
-        let headers = match plain_replay_headers(
-            py,
-            &letter,
-            &replaced,
-            [&msg_id, &new_id, &replay_id],
-            stamp,
-        )? {
+        let plain = match &replay_id {
+            Some(key) => {
+                plain_replay_headers(py, &letter, &replaced, (&msg_id, &new_id, key), stamp)?
+            }
+            None => None,
+        };
+        let headers = match plain {
             Some(headers) => headers.into_any(),
-            None => REPLAY_HEADERS
-                .import(py, "rmqcompat.dlq.republish", "replay_headers")?
-                .call1((&letter, target, &new_id, &replay_id, stamp))?,
+            None => {
+                let key = match replay_id {
+                    Some(key) => PyString::new(py, &key).into_any(),
+                    None => LEDGER_KEY
+                        .import(py, "rmqcompat.dlq.page", "ledger_key")?
+                        .call1((group, &id, &replay))?,
+                };
+                REPLAY_HEADERS
+                    .import(py, "rmqcompat.dlq.republish", "replay_headers")?
+                    .call1((&letter, target, &new_id, key, stamp))?
+            }
         };
         let physical = match &last {
             Some((known, physical)) if known.is(&topic) || known.eq(&topic)? => physical.clone(),
@@ -328,6 +348,7 @@ pub fn take_chunk<'py>(
     let zero = 0i32.into_pyobject(py)?.into_any();
     let chunk = PyList::empty(py);
     let mut size: i128 = 0;
+    let mut last: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
     for letter in letters.try_iter()? {
         let letter = letter?;
         let done = if counted {
@@ -343,35 +364,46 @@ pub fn take_chunk<'py>(
         if letter.getattr(intern!(py, "_layout"))?.is_none() {
             decode_letter_ids(py, &letter)?;
         }
-        let origin = PyTuple::new(
-            py,
-            [
-                letter.getattr(intern!(py, "group"))?,
-                letter.getattr(intern!(py, "_original_topic"))?,
-            ],
-        )?;
-        let topic = match destinations.get_item(&origin)? {
+        let group = letter.getattr(intern!(py, "group"))?;
+        let original = letter.getattr(intern!(py, "_original_topic"))?;
+        // the destination of the letter before, when it came from the same place (most
+        // do): what `destinations` would answer, without a key tuple and its hash
+        let known = match &last {
+            Some((g, o, topic)) if g.eq(&group)? && o.eq(&original)? => Some(topic.clone()),
+            _ => None,
+        };
+        let topic = match known {
             Some(topic) => topic,
             None => {
-                let place = REPLAY_TOPIC.import(py, "rmqcompat.dlq.republish", "replay_topic")?;
-                match place.call1((&letter, target)) {
-                    Ok(topic) => {
-                        destinations.set_item(&origin, &topic)?;
-                        topic
-                    }
-                    Err(err) => {
-                        let refused = CONFIG_ERROR.import(py, "rmqcompat.errors", "ConfigError")?;
-                        if !err.matches(py, refused)? {
-                            return Err(err);
+                let origin = PyTuple::new(py, [&group, &original])?;
+                match destinations.get_item(&origin)? {
+                    Some(topic) => topic,
+                    None => {
+                        let place =
+                            REPLAY_TOPIC.import(py, "rmqcompat.dlq.republish", "replay_topic")?;
+                        match place.call1((&letter, target)) {
+                            Ok(topic) => {
+                                destinations.set_item(&origin, &topic)?;
+                                topic
+                            }
+                            Err(err) => {
+                                let refused =
+                                    CONFIG_ERROR.import(py, "rmqcompat.errors", "ConfigError")?;
+                                if !err.matches(py, refused)? {
+                                    return Err(err);
+                                }
+                                count_one(tally, intern!(py, "failed"))?;
+                                let problems = tally.getattr(intern!(py, "problems"))?;
+                                let text = err.value(py).str()?;
+                                problems.call_method1(intern!(py, "append"), (text,))?;
+                                continue;
+                            }
                         }
-                        count_one(tally, intern!(py, "failed"))?;
-                        let problems = tally.getattr(intern!(py, "problems"))?;
-                        problems.call_method1(intern!(py, "append"), (err.value(py).str()?,))?;
-                        continue;
                     }
                 }
             }
         };
+        last = Some((group, original, topic.clone()));
         size += letter.getattr(intern!(py, "body"))?.len()? as i128;
         chunk.append(PyTuple::new(py, [letter, topic, done])?)?;
         if chunk.len() >= most || size >= max_bytes {

@@ -58,7 +58,7 @@ HEADERS = st.builds(
 LETTERS = st.builds(
     DeadLetter,
     st.just("G"),
-    st.sampled_from(["ns.rmq.dlq.G", "t"]),
+    st.sampled_from(["ns.rmq.dlq.G", "t", "t\ud800"]),  # a lone surrogate: not UTF-8
     st.integers(min_value=0, max_value=2**31),
     st.integers(min_value=0, max_value=2**63) | st.just(2**70),
     st.integers(min_value=0, max_value=2**63),
@@ -162,12 +162,18 @@ def _records(kernel: Any, pending: list[Any], new_ids: list[str], **given: Any) 
     st.sampled_from(["retry", "original"]),
     st.sampled_from(["", "ns"]),
     st.integers(min_value=-1, max_value=1),
+    st.sampled_from(["G", "G\ud800"]),
 )
 def test_a_chunks_records_and_rows_are_built_the_same_compiled_and_pure(
-    pending: list[Any], decoded: list[bool], target: str, namespace: str, extra_ids: int
+    pending: list[Any],
+    decoded: list[bool],
+    target: str,
+    namespace: str,
+    extra_ids: int,
+    group: str,
 ) -> None:
     new_ids = [f"NEW{i}" for i in range(max(0, len(pending) + extra_ids))]
-    given = {"group": "G", "namespace": namespace, "target": target, "decoded": decoded}
+    given = {"group": group, "namespace": namespace, "target": target, "decoded": decoded}
     compiled = _records(compiled_core().replay_records, pending, new_ids, **given)
     assert compiled == _records(chunk.replay_records, pending, new_ids, **given)
 
