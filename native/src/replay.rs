@@ -1,6 +1,6 @@
 //! A dead-letter replay's per-letter work: the counterparts of
 //! `rmqcompat.dlq.model.decode_ids` and `rmqcompat.dlq.chunk.replay_records`, which stay
-//! the reference (`tests/unit/test_core_parity.py` runs the same inputs through both).
+//! the reference (`tests/unit/dlq/test_replay_core_parity.py` runs the same inputs through both).
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;

@@ -77,7 +77,8 @@ def take_chunk(
     A letter replayed before is skipped unless ``force``d, one without a usable original
     topic fails (both counted in ``tally``). ``destinations`` remembers the destination of
     each (group, original topic) across calls. The pure-Python reference of the core's
-    ``take_chunk``: the same answer for every input (``tests/unit/test_core_parity.py``).
+    ``take_chunk``: the same answer for every input
+    (``tests/unit/dlq/test_replay_core_parity.py``).
     """
     most, max_bytes = limits
     chunk: list[Pending] = []
@@ -160,7 +161,8 @@ def replay_records(
     :func:`~rmqcompat.dlq.republish.replay_stamp` of the replay's time.
 
     The one loop a replay runs per dead letter. The pure-Python reference of the core's
-    ``replay_records``: the same answer for every input (``tests/unit/test_core_parity.py``).
+    ``replay_records``: the same answer for every input
+    (``tests/unit/dlq/test_replay_core_parity.py``).
 
     Raises:
         ValueError: ``new_ids`` is not as long as ``pending``.

@@ -198,7 +198,7 @@ def decode_ids(letter: DeadLetter) -> HeaderLayout:
     :attr:`~DeadLetter.origin_msg_id` and :attr:`~DeadLetter.original_topic` at once (a
     replay needs them all, a filter most) from one look at the headers' layout; returns
     the layout. The pure-Python reference of the core's ``decode_letter_ids``: the same
-    answer for every dead letter (``tests/unit/test_core_parity.py``)."""
+    answer for every dead letter (``tests/unit/dlq/test_replay_core_parity.py``)."""
     headers = letter.headers
     layout = header_layout(headers)
     at_msg_id, at_origin, at_original = layout.ids
