@@ -1,6 +1,7 @@
 //! A dead-letter replay's per-letter work: the counterparts of
-//! `rmqcompat.dlq.model.decode_ids` and `rmqcompat.dlq.chunk.replay_records`, which stay
-//! the reference (`tests/unit/dlq/test_replay_core_parity.py` runs the same inputs through both).
+//! `rmqcompat.dlq.model.decode_ids`, `rmqcompat.dlq.chunk.take_chunk` and
+//! `rmqcompat.dlq.chunk.replay_records`, which stay the reference
+//! (`tests/unit/dlq/test_replay_core_parity.py` runs the same inputs through both).
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
