@@ -63,25 +63,23 @@ fn lenient<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'p
     value.call_method1(intern!(py, "decode"), ("utf-8", "replace"))
 }
 
-/// `container[index]`, without an index object for a tuple (headers, their pairs and a
+/// `container[at]`, without an index object for a tuple (headers, their pairs and a
 /// layout's indexes are tuples).
-fn item<'py>(
-    container: &Bound<'py, PyAny>,
-    index: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    if let (Ok(tuple), Ok(at)) = (container.cast::<PyTuple>(), index.extract::<usize>()) {
-        if at < tuple.len() {
-            return tuple.get_item(at);
-        }
-    }
-    container.get_item(index)
-}
-
-/// `container[0]` or `container[1]`, as [`item`].
 fn field<'py>(container: &Bound<'py, PyAny>, at: usize) -> PyResult<Bound<'py, PyAny>> {
     match container.cast::<PyTuple>() {
         Ok(tuple) if at < tuple.len() => tuple.get_item(at),
         _ => container.get_item(at),
+    }
+}
+
+/// `container[index]`, as [`field`] where `index` is a non-negative int.
+fn item<'py>(
+    container: &Bound<'py, PyAny>,
+    index: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match index.extract::<usize>() {
+        Ok(at) => field(container, at),
+        Err(_) => container.get_item(index),
     }
 }
 
@@ -142,6 +140,14 @@ pub fn decode_letter_ids<'py>(
     assign(letter, intern!(py, "_original_topic"), &original)?;
     assign(letter, intern!(py, "_layout"), &layout)?;
     Ok(layout)
+}
+
+/// Decodes `letter`'s ids unless it was before: what its properties do on first use.
+fn decode_once(py: Python<'_>, letter: &Bound<'_, PyAny>) -> PyResult<()> {
+    if letter.getattr(intern!(py, "_layout"))?.is_none() {
+        decode_letter_ids(py, letter)?;
+    }
+    Ok(())
 }
 
 /// `letter.dlq_id`: `rmqcompat.wire.offset_message_id` of where the dead letter is
@@ -210,7 +216,7 @@ fn plain_replay_headers<'py>(
     let (mut has_origin, mut has_born) = (false, false);
     for header in letter.getattr(intern!(py, "headers"))?.try_iter()? {
         let header = header?;
-        let name = header.get_item(0)?;
+        let name = field(&header, 0)?;
         let Ok(text) = name.cast::<PyString>() else {
             return Ok(None);
         };
@@ -270,9 +276,7 @@ pub fn replay_records<'py>(
         let [letter, topic, replay] = [entry.get_item(0)?, entry.get_item(1)?, entry.get_item(2)?];
         let id = dlq_id(py, &letter)?;
         let replay_id = ledger_key(group, &id, &replay)?;
-        if letter.getattr(intern!(py, "_layout"))?.is_none() {
-            decode_letter_ids(py, &letter)?;
-        }
+        decode_once(py, &letter)?;
         let msg_id = letter.getattr(intern!(py, "_msg_id"))?;
         let plain = match &replay_id {
             Some(key) => {
@@ -362,9 +366,7 @@ pub fn take_chunk<'py>(
             count_one(tally, intern!(py, "skipped"))?;
             continue;
         }
-        if letter.getattr(intern!(py, "_layout"))?.is_none() {
-            decode_letter_ids(py, &letter)?;
-        }
+        decode_once(py, &letter)?;
         let group = letter.getattr(intern!(py, "group"))?;
         let original = letter.getattr(intern!(py, "_original_topic"))?;
         // the destination of the letter before, when it came from the same place (most

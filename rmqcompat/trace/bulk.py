@@ -380,6 +380,10 @@ def _forward_event(
 _forward_events = forward_events if CORE is None else CORE.forward_events
 
 
+#: A dead letter sent again: ``(msg_id, original topic, replayed to, origin msg id)``.
+Replayed = tuple[str, str, str, str | None]
+
+
 def replayed(
     who: bytes,
     at_ms: int,
@@ -390,10 +394,6 @@ def replayed(
     """The REPLAY events of dead letters of ``group`` sent again at ``at_ms``."""
     head = _KIND["REPLAY"] + _long(at_ms) + who + _repeating(group)
     return _replay_events(head, _some_str(command), letters)
-
-
-#: A dead letter sent again: ``(msg_id, original topic, replayed to, origin msg id)``.
-Replayed = tuple[str, str, str, str | None]
 
 
 def replay_events(head: bytes, reason: bytes, letters: Iterable[Replayed]) -> list[bytes]:
