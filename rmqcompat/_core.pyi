@@ -4,10 +4,12 @@
 from rmqcompat.dlq.chunk import replay_records as replay_records
 from rmqcompat.dlq.chunk import take_chunk as take_chunk
 from rmqcompat.dlq.model import decode_ids
+from rmqcompat.forwarder.holding import hold_run as hold_run
 from rmqcompat.forwarder.holding import record_size as record_size
 from rmqcompat.forwarder.plan import plain_release as plain_release
 from rmqcompat.forwarder.run import forward_run as forward_run
 from rmqcompat.message_id import MessageIds as MessageIds
+from rmqcompat.process_queue import ProcessQueue as ProcessQueue
 from rmqcompat.producer.pending import PendingSend as PendingSend
 from rmqcompat.properties import encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events

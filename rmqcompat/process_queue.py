@@ -15,6 +15,8 @@ import bisect
 from collections import deque
 from dataclasses import dataclass, field
 
+from rmqcompat.core import CORE
+
 
 @dataclass
 class ProcessQueue:
@@ -124,3 +126,8 @@ class ProcessQueue:
         """The broker moved the position back to ``offset`` (an offset reset): the start
         was never consumable, so the floor follows it down (the only move backwards)."""
         self._floor = offset
+
+
+#: Makes each partition's in-flight bookkeeping: the compiled ``ProcessQueue`` where the core
+#: is built (an insert and a release cost a C call instead of two Python ones).
+new_process_queue: type[ProcessQueue] = ProcessQueue if CORE is None else CORE.ProcessQueue

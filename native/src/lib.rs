@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+mod holding;
+mod process_queue;
 mod replay;
 
 /// Kafka headers `[(name, value), ...]` as RocketMQ properties `{name: value}`, or `None`
@@ -1463,11 +1465,13 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
+    module.add_function(wrap_pyfunction!(holding::hold_run, module)?)?;
     module.add_function(wrap_pyfunction!(to_headers, module)?)?;
     module.add_function(wrap_pyfunction!(replay::decode_letter_ids, module)?)?;
     module.add_function(wrap_pyfunction!(replay::replay_records, module)?)?;
     module.add_function(wrap_pyfunction!(replay::take_chunk, module)?)?;
     module.add_class::<MessageIds>()?;
     module.add_class::<PendingSend>()?;
+    module.add_class::<process_queue::ProcessQueue>()?;
     Ok(())
 }

@@ -11,7 +11,7 @@ from confluent_kafka import Consumer, TopicPartition
 from rmqcompat.consumer.flow_control import over_threshold
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.message import MessageQueue
-from rmqcompat.process_queue import ProcessQueue
+from rmqcompat.process_queue import ProcessQueue, new_process_queue
 from rmqcompat.wire import Key
 
 _log = logging.getLogger("rmqcompat.consumer")
@@ -23,7 +23,7 @@ OffsetWriter = Callable[[dict[Key, int], bool], None]
 @dataclass
 class PartitionState:
     queue: MessageQueue
-    pq: ProcessQueue = field(default_factory=ProcessQueue)
+    pq: ProcessQueue = field(default_factory=new_process_queue)
     paused: bool = False
     committed: int = -1
     expect: int = -1  # where the first fetched record should be; -1: checked or unknown

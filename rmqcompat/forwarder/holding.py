@@ -22,11 +22,12 @@ so one record larger than the byte cap still makes progress.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rmqcompat.core import CORE
 from rmqcompat.errors import ConfigError
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import Headers
 from rmqcompat.wire import KafkaRecord
 
@@ -50,7 +51,8 @@ class HoldLimits:
             raise ConfigError(f"max_held_bytes_per_partition must be >= 1, not {self.max_bytes}")
 
     def full(self, records: int, size: int) -> bool:
-        """True when no further record may be held (and the partition must be paused)."""
+        """True when no further record may be held (and the partition must be paused).
+        :func:`hold_run` applies the same rule to each record it holds."""
         return records > 0 and (records >= self.max_records or size >= self.max_bytes)
 
     def may_resume(self, records: int, size: int) -> bool:
@@ -68,6 +70,54 @@ def record_size(msg: KafkaRecord, headers: Headers | None) -> int:
 
 _record_size = record_size if CORE is None else CORE.record_size
 
+#: A held record: the consumed record, its headers (read once) and its size.
+Held = tuple[KafkaRecord, Headers | None, int]
+
+
+def hold_run(
+    records: deque[Held],
+    messages: Sequence[KafkaRecord],
+    start: int,
+    where: tuple[str, int],
+    state: ProcessQueue,
+    limits: tuple[int, int],
+    size: int,
+) -> tuple[int, int, bool]:
+    """Hold the records of one partition from ``messages[start]`` on, in one call.
+
+    ``where`` is their (topic, partition), ``state`` its process queue, ``limits`` the
+    (record, byte) caps and ``size`` the bytes held now. It goes on while the next
+    message is a record of that partition (no error, an offset): a record read before (a
+    re-read after a seek back) is skipped, any other is tracked in ``state`` and held.
+    It stops before a record that finds the partition full (:meth:`HoldLimits.full`),
+    which is not held. Returns the index it stopped at, the bytes held then and whether
+    it stopped for a full partition. The pure-Python reference of the core's
+    ``hold_run`` (``tests/unit/forwarder/test_holding.py`` runs both).
+    """
+    topic, partition = where
+    max_records, max_bytes = limits
+    end = len(messages)
+    while start < end:
+        msg = messages[start]
+        if msg.error() is not None or msg.partition() != partition or msg.topic() != topic:
+            break
+        offset = msg.offset()
+        if offset is None:
+            break
+        held = len(records)
+        if held > 0 and (held >= max_records or size >= max_bytes):
+            return start, size, True
+        if state.track_new(offset):
+            headers = msg.headers()
+            record = _record_size(msg, headers)
+            records.append((msg, headers, record))
+            size += record
+        start += 1
+    return start, size, False
+
+
+_hold_run = hold_run if CORE is None else CORE.hold_run
+
 
 class HeldRecords:
     """One partition's records read but not yet forwarded, in read order, and their size.
@@ -81,7 +131,8 @@ class HeldRecords:
 
     def __init__(self, limits: HoldLimits) -> None:
         self._limits = limits
-        self._records: deque[tuple[KafkaRecord, Headers | None, int]] = deque()
+        self._records: deque[Held] = deque()
+        self._caps = (limits.max_records, limits.max_bytes)
         self.size = 0
 
     def __len__(self) -> int:
@@ -95,11 +146,15 @@ class HeldRecords:
     def may_resume(self) -> bool:
         return self._limits.may_resume(len(self._records), self.size)
 
-    def append(self, msg: KafkaRecord) -> None:
-        headers = msg.headers()
-        size = _record_size(msg, headers)
-        self._records.append((msg, headers, size))
-        self.size += size
+    def hold_run(
+        self, messages: Sequence[KafkaRecord], start: int, where: tuple[str, int], state: ProcessQueue
+    ) -> tuple[int, bool]:
+        """:func:`hold_run` on these records: the index it stopped at, and whether the
+        partition is full."""
+        end, self.size, full = _hold_run(
+            self._records, messages, start, where, state, self._caps, self.size
+        )
+        return end, full
 
     def head(self) -> tuple[KafkaRecord, Headers | None]:
         """The oldest record held and its headers."""

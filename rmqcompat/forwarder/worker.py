@@ -31,7 +31,7 @@ from rmqcompat.forwarder.recalls import RecallReader
 from rmqcompat.forwarder.run import RUN_LIMIT, active_forward_run
 from rmqcompat.forwarder.schedule import WakeSchedule, lateness_s
 from rmqcompat.forwarder.settings import CONSUME_BATCH, LevelTopic, level_topic
-from rmqcompat.process_queue import ProcessQueue
+from rmqcompat.process_queue import new_process_queue
 from rmqcompat.properties import UNIQ_KEY
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import Tracer, bulk, hooks
@@ -126,28 +126,35 @@ class ForwardLoop:
     def _take(self, messages: list[Message]) -> set[Key]:
         touched: set[Key] = set()
         owned = self._owned
-        for msg in messages:
+        # a consumed record: its headers are (str, bytes | None) pairs, never the dict or
+        # str values confluent's stub allows for produce
+        records = cast(list[KafkaRecord], messages)
+        at, end = 0, len(records)
+        while at < end:
+            msg = records[at]
             err = msg.error()
             if err is not None:
                 self._consumer_error(err)
+                at += 1
                 continue
-            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
-            if topic is None or partition is None or offset is None:
+            topic, partition = msg.topic(), msg.partition()
+            if topic is None or partition is None or msg.offset() is None:
+                at += 1
                 continue  # not a record (the stub allows it; fetch returns records here)
             key = (topic, partition)
             part = owned.get(key)
             # A paused partition was moved back to its first record not held here, so a
             # record arriving now will be read again after it is resumed.
             if part is None or part.paused:
+                at += 1
                 continue
-            held = part.held
-            if held.full:  # checked per record, so one consume batch cannot overshoot the caps
-                self._pause(key, part)
-            elif part.lane.state.track_new(offset):
-                # a consumed record: its headers are (str, bytes | None) pairs, never the
-                # dict or str values confluent's stub allows for produce
-                held.append(cast(KafkaRecord, msg))
             touched.add(key)
+            # the partition's run of records, held in one call; the caps are checked per
+            # record, so one consume batch cannot overshoot them
+            at, full = part.held.hold_run(records, at, key, part.lane.state)
+            if full:
+                self._pause(key, part)
+                at += 1  # the record that found it full is read again after the resume
         return touched
 
     def _consumer_error(self, err: KafkaError) -> None:
@@ -244,7 +251,7 @@ class ForwardLoop:
             if tp.topic not in self._topics:
                 self._topics[tp.topic] = level_topic(tp.topic)
             topic = self._topics[tp.topic]
-            lane = Lane(key, ProcessQueue(), topic.label)
+            lane = Lane(key, new_process_queue(), topic.label)
             self._owned[key] = OwnedPartition(lane, HeldRecords(self._s.hold), topic.delay_ms)
         self._metrics.assigned.set(len(self._owned))
 

@@ -1,0 +1,206 @@
+//! The in-flight bookkeeping of one partition, compiled: the counterpart of
+//! `rmqcompat.process_queue.ProcessQueue` (see it for the rules; the parity tests run the
+//! same operations through both). Offsets and sizes are Kafka's: 64-bit integers.
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiplicative hash for offsets: a partition's offsets are dense and sequential, so
+/// one multiplication spreads them well, and the default SipHash costs more than the rest
+/// of an insert.
+#[derive(Default)]
+struct OffsetHasher(u64);
+
+impl Hasher for OffsetHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from(*byte)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_i64(&mut self, value: i64) {
+        self.0 = (value as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type Sizes = HashMap<i64, i64, BuildHasherDefault<OffsetHasher>>;
+
+#[pyclass(module = "rmqcompat._core", name = "ProcessQueue")]
+#[derive(Default)]
+pub struct ProcessQueue {
+    sizes: Sizes,
+    /// In-flight offsets in order, with removed ones dropped lazily from either end.
+    order: VecDeque<i64>,
+    highest_seen: i64,
+    floor: i64,
+    #[pyo3(get, set)]
+    size_bytes: i64,
+    #[pyo3(get, set)]
+    dropped: bool,
+}
+
+impl ProcessQueue {
+    /// `add` for callers in the core (the forwarder's intake).
+    pub fn insert(&mut self, offset: i64, size: i64) {
+        if offset > self.highest_seen {
+            self.highest_seen = offset;
+        }
+        if self.sizes.contains_key(&offset) {
+            return;
+        }
+        self.sizes.insert(offset, size);
+        self.size_bytes += size;
+        match self.order.back() {
+            Some(last) if offset <= *last => {
+                // out of order (a stale record fetched again): where bisect_left puts it
+                let at = self.order.partition_point(|known| *known < offset);
+                self.order.insert(at, offset);
+            }
+            _ => self.order.push_back(offset),
+        }
+    }
+
+    /// `track_new` for callers in the core.
+    pub fn insert_new(&mut self, offset: i64, size: i64) -> bool {
+        if offset <= self.highest_seen {
+            return false;
+        }
+        self.insert(offset, size);
+        true
+    }
+
+    fn front(&mut self) -> Option<i64> {
+        while let Some(first) = self.order.front() {
+            if self.sizes.contains_key(first) {
+                return Some(*first);
+            }
+            self.order.pop_front();
+        }
+        None
+    }
+
+    fn back(&mut self) -> Option<i64> {
+        while let Some(last) = self.order.back() {
+            if self.sizes.contains_key(last) {
+                return Some(*last);
+            }
+            self.order.pop_back();
+        }
+        None
+    }
+}
+
+#[pymethods]
+impl ProcessQueue {
+    #[new]
+    fn new() -> Self {
+        Self {
+            highest_seen: -1,
+            floor: -1,
+            ..Self::default()
+        }
+    }
+
+    fn add(&mut self, offset: i64, size: i64) {
+        self.insert(offset, size);
+    }
+
+    #[pyo3(signature = (offset, size = 0))]
+    fn track_new(&mut self, offset: i64, size: i64) -> bool {
+        self.insert_new(offset, size)
+    }
+
+    #[getter]
+    fn highest_seen(&self) -> i64 {
+        self.highest_seen
+    }
+
+    fn seen(&mut self, offset: i64) {
+        if offset > self.highest_seen {
+            self.highest_seen = offset;
+        }
+    }
+
+    fn remove(&mut self, offset: i64) {
+        if let Some(size) = self.sizes.remove(&offset) {
+            self.size_bytes -= size;
+        }
+    }
+
+    fn remove_all(&mut self, offsets: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut freed = 0;
+        if let Ok(list) = offsets.cast::<PyList>() {
+            for offset in list.iter() {
+                freed += self.sizes.remove(&offset.extract::<i64>()?).unwrap_or(0);
+            }
+        } else {
+            for offset in offsets.try_iter()? {
+                freed += self.sizes.remove(&offset?.extract::<i64>()?).unwrap_or(0);
+            }
+        }
+        self.size_bytes -= freed;
+        Ok(())
+    }
+
+    fn __contains__(&self, offset: &Bound<'_, PyAny>) -> bool {
+        // anything but an offset is not in flight, as with the reference's dict
+        offset
+            .extract::<i64>()
+            .is_ok_and(|offset| self.sizes.contains_key(&offset))
+    }
+
+    #[getter]
+    fn count(&self) -> usize {
+        self.sizes.len()
+    }
+
+    fn first(&mut self) -> Option<i64> {
+        self.front()
+    }
+
+    fn last(&mut self) -> Option<i64> {
+        self.back()
+    }
+
+    #[getter]
+    fn span(&mut self) -> i64 {
+        match self.front() {
+            None => 0,
+            Some(first) => self.back().map_or(0, |last| last - first),
+        }
+    }
+
+    fn commit_offset(&mut self) -> Option<i64> {
+        if self.floor < 0 && self.highest_seen < 0 {
+            return None;
+        }
+        let candidate = self.front().unwrap_or(self.highest_seen + 1);
+        self.floor = self.floor.max(candidate);
+        Some(self.floor)
+    }
+
+    fn start_at(&mut self, offset: i64) {
+        self.floor = self.floor.max(offset);
+    }
+
+    fn rebase(&mut self, offset: i64) {
+        self.floor = offset;
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ProcessQueue(count={}, size_bytes={}, highest_seen={}, dropped={})",
+            self.sizes.len(),
+            self.size_bytes,
+            self.highest_seen,
+            if self.dropped { "True" } else { "False" }
+        )
+    }
+}
