@@ -29,6 +29,8 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
+from confluent_kafka import KafkaError
+
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
 from rmqcompat.errors import MalformedHeaderError
@@ -53,6 +55,12 @@ class KafkaRecord(Protocol):
     def value(self) -> bytes | None: ...
     def headers(self) -> list[tuple[str, bytes | None]] | None: ...
     def timestamp(self) -> tuple[int, int]: ...
+
+
+class FetchedRecord(KafkaRecord, Protocol):
+    """A record as a consumer fetched it: it may carry an error (an event, not a record)."""
+
+    def error(self) -> KafkaError | None: ...
 
 
 @dataclass(slots=True)

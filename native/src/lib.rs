@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod holding;
+mod intake;
 mod process_queue;
 mod replay;
 
@@ -100,6 +101,19 @@ fn plain_decode<'py>(
     partition: &Bound<'py, PyAny>,
     offset: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let decoded = decode_plain(py, record, physical, logical, partition, offset)?;
+    Ok(decoded.map(|(msg, _)| msg))
+}
+
+/// `plain_decode` for callers in the core, with the length of the message's body.
+fn decode_plain<'py>(
+    py: Python<'py>,
+    record: &Bound<'py, PyAny>,
+    physical: &Bound<'py, PyString>,
+    logical: &Bound<'py, PyAny>,
+    partition: &Bound<'py, PyAny>,
+    offset: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyAny>, usize)>> {
     let headers = record.call_method0(intern!(py, "headers"))?;
     let properties = if headers.is_none() {
         PyDict::new(py)
@@ -135,6 +149,7 @@ fn plain_decode<'py>(
     } else {
         PyBytes::new(py, b"").into_any()
     };
+    let body_len = body.len()?;
     let msg_id = match properties.get_item(intern!(py, "UNIQ_KEY"))? {
         Some(id) if id.is_truthy()? => id,
         _ => {
@@ -164,7 +179,7 @@ fn plain_decode<'py>(
     ];
     // positional, in the dataclass's field order (its generated __init__ runs: an instance
     // built by setting its __dict__ directly measured slower)
-    Ok(Some(class.call1(PyTuple::new(py, fields)?)?))
+    Ok(Some((class.call1(PyTuple::new(py, fields)?)?, body_len)))
 }
 
 /// Avro's zig-zag varint of `value`, appended to `out`.
@@ -1464,6 +1479,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
+    module.add_function(wrap_pyfunction!(intake::accept_run, module)?)?;
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
     module.add_function(wrap_pyfunction!(holding::hold_run, module)?)?;
     module.add_function(wrap_pyfunction!(to_headers, module)?)?;

@@ -39,6 +39,16 @@ class InboundTopic:
     own_retry: str | None  # set when this is the group's retry topic (its topic is reset)
     tags: TagFilter | None
 
+    @property
+    def plain(self) -> bool:
+        """Its messages need neither the retry-topic reset nor a tag filter: the intake
+        may take a run of them in one call."""
+        return self.own_retry is None and self.tags is None
+
+    def where(self, partition: int) -> tuple[str, str, int]:
+        """(physical topic, logical topic, partition): where a run of records was read."""
+        return self.decoder.physical, self.decoder.logical, partition
+
     @classmethod
     def of(cls, physical: str, own_retry: str, tag_filter: TagFilter | None) -> InboundTopic:
         """Raises InvalidNameError: ``physical`` is not a name rmqcompat produces."""

@@ -2,8 +2,10 @@
 
 Per-topic work (logical name, retry-topic reset, tag filter) is resolved once per topic
 and per-partition lookups once per run of records (Kafka returns records partition by
-partition), so the per-record cost is the decode itself and one process-queue insert, in
-one loop without a helper call per record (this runs for every message).
+partition), so the per-record cost is the decode itself and one process-queue insert.
+Where a topic needs neither the reset nor a tag filter, the rest of a partition's run
+after its first record is taken in one call (:func:`accept_run`) while its records are
+in the decode's common case; the loop decides every other record one by one.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from confluent_kafka import KafkaError
 from rmqcompat.consumer.inbound import InboundTopic, reset_retry_topic
 from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.subscriptions import Subscriptions
+from rmqcompat.core import CORE
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.trace import Tracer, hooks
-from rmqcompat.wire import Key
+from rmqcompat.wire import FetchedRecord, Key, plain_decode
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -28,6 +32,48 @@ _EOF = KafkaError._PARTITION_EOF  # noqa: SLF001 - librdkafka's public event cod
 
 #: Called with a record that cannot be decoded (already in flight) and the reason.
 Quarantine = Callable[[PartitionState, Any, str], None]
+
+
+def accept_run(
+    records: Sequence[FetchedRecord],
+    start: int,
+    where: tuple[str, str, int],
+    pq: ProcessQueue,
+    out: list[MessageExt],
+) -> int:
+    """Take the records of one partition from ``records[start]`` on, in one call.
+
+    ``where`` is their physical topic, logical topic and partition. It goes on while the
+    next record is of that partition, without an error and in the decode's common case
+    (:func:`rmqcompat.wire.plain_decode`): each one's message is tracked in ``pq`` and
+    appended to ``out``, as the intake's loop does. Returns the index of the first record
+    it did not take, which the loop then decides. Only for a topic whose messages need no
+    retry-topic reset and no tag filter. The pure-Python reference of the core's
+    ``accept_run`` (``tests/unit/consumer/test_consumer_intake.py`` runs both).
+    """
+    physical, logical, partition = where
+    end = len(records)
+    while start < end:
+        record = records[start]
+        if (
+            record.error() is not None
+            or record.partition() != partition
+            or record.topic() != physical
+        ):
+            break
+        offset = record.offset()
+        if offset is None:
+            break
+        msg = plain_decode(record, physical, logical, partition, offset)
+        if msg is None:
+            break
+        pq.add(offset, len(msg.body))
+        out.append(msg)
+        start += 1
+    return start
+
+
+_accept_run = accept_run if CORE is None else CORE.accept_run
 
 
 class Intake:
@@ -59,7 +105,10 @@ class Intake:
         state: PartitionState | None = None
         inbound: InboundTopic | None = None  # the run's topic, once resolved
         out: list[MessageExt] = []
-        for record in records:
+        at, end = 0, len(records)
+        while at < end:
+            record = records[at]
+            at += 1
             err = record.error()
             if err is not None:
                 if err.code() != _EOF:
@@ -96,6 +145,8 @@ class Intake:
                 continue
             state.pq.add(offset, len(msg.body))
             out.append(msg)
+            if inbound.plain:  # the rest of the partition's run, while it is plain
+                at = _accept_run(records, at, inbound.where(partition), state.pq, out)
         return staged
 
     def _topic(self, physical: str) -> InboundTopic:

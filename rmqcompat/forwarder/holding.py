@@ -29,7 +29,7 @@ from rmqcompat.core import CORE
 from rmqcompat.errors import ConfigError
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import Headers
-from rmqcompat.wire import KafkaRecord
+from rmqcompat.wire import FetchedRecord, KafkaRecord
 
 #: Records of one partition held before it is paused (size it to rate x delay).
 DEFAULT_MAX_HELD = 10_000
@@ -76,7 +76,7 @@ Held = tuple[KafkaRecord, Headers | None, int]
 
 def hold_run(
     records: deque[Held],
-    messages: Sequence[KafkaRecord],
+    messages: Sequence[FetchedRecord],
     start: int,
     where: tuple[str, int],
     state: ProcessQueue,
@@ -147,7 +147,11 @@ class HeldRecords:
         return self._limits.may_resume(len(self._records), self.size)
 
     def hold_run(
-        self, messages: Sequence[KafkaRecord], start: int, where: tuple[str, int], state: ProcessQueue
+        self,
+        messages: Sequence[FetchedRecord],
+        start: int,
+        where: tuple[str, int],
+        state: ProcessQueue,
     ) -> tuple[int, bool]:
         """:func:`hold_run` on these records: the index it stopped at, and whether the
         partition is full."""

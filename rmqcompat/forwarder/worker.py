@@ -35,7 +35,7 @@ from rmqcompat.process_queue import new_process_queue
 from rmqcompat.properties import UNIQ_KEY
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import Tracer, bulk, hooks
-from rmqcompat.wire import KafkaRecord, Key
+from rmqcompat.wire import FetchedRecord, Key
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ class ForwardLoop:
         owned = self._owned
         # a consumed record: its headers are (str, bytes | None) pairs, never the dict or
         # str values confluent's stub allows for produce
-        records = cast(list[KafkaRecord], messages)
+        records = cast(list[FetchedRecord], messages)
         at, end = 0, len(records)
         while at < end:
             msg = records[at]

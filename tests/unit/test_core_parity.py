@@ -22,16 +22,18 @@ from unittest import mock
 
 import pytest
 from compiled_core import compiled_core
-from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, KafkaException, Message
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, KafkaError, KafkaException, Message
 from consumed_records import RECORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rmqcompat import clock, message_id, wire
 from rmqcompat import properties as props
+from rmqcompat.consumer import intake
 from rmqcompat.core import PURE_PYTHON_ENV
 from rmqcompat.forwarder import holding, plan, run
 from rmqcompat.message import MessageExt
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
 
@@ -605,6 +607,45 @@ def test_decoding_a_record_is_the_same_compiled_and_pure(
     for source in (record, consumed):  # a Python record, and confluent's own
         compiled = _plain_decoded(compiled_core().plain_decode, source, partition, offset)
         assert compiled == _plain_decoded(wire.plain_decode, source, partition, offset)
+
+
+#: How a record of a generated run differs from the run's partition, if it does.
+_RUN_BREAKS = st.sampled_from(["same"] * 6 + ["other partition", "other topic", "error"])
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(RECORDS, _RUN_BREAKS, st.integers(0, 2)), max_size=8), st.integers(0, 3))
+def test_taking_a_run_of_records_is_the_same_compiled_and_pure(
+    items: list[tuple[Any, str, int]], start: int
+) -> None:
+    records, offset = [], 10
+    for fake, kind, step in items:
+        offset += step  # repeated offsets too: a run may carry one twice
+        fields: dict[str, Any] = {
+            "topic": "ns.T" if kind == "other topic" else "ns.rmq.retry.G",
+            "partition": 1 if kind == "other partition" else 0,
+            "offset": offset,
+            "value": fake.value_,
+            "key": fake.key_,
+            "headers": fake.headers_,
+            "timestamp": fake.timestamp_,
+        }
+        if kind == "error":
+            fields["error"] = KafkaError(KafkaError._PARTITION_EOF)
+        records.append(Message(**fields))
+    core, where = compiled_core(), ("ns.rmq.retry.G", "%RETRY%G", 0)
+    outcomes = []
+    for take, pq in (
+        (intake.accept_run, ProcessQueue()),
+        (core.accept_run, core.ProcessQueue()),
+        (core.accept_run, ProcessQueue()),  # the core's run takes either queue
+    ):
+        out: list[MessageExt] = []
+        end = take(records, start, where, pq, out)
+        taken = [(type(m), vars(m)) for m in out]
+        outcomes.append((end, taken, pq.count, pq.size_bytes, pq.highest_seen, pq.first()))
+    assert outcomes[1] == outcomes[0]
+    assert outcomes[2] == outcomes[0]
 
 
 def test_the_core_decodes_a_plain_record_itself() -> None:

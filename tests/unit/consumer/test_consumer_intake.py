@@ -94,3 +94,32 @@ def test_records_of_a_revoked_partition_are_skipped():
     partitions.drop([(TOPIC, 1)], commit=False)
     staged = intake.accept([Record(TOPIC, 1, 0, {}), Record(TOPIC, 0, 3, {})])
     assert list(staged) == [(TOPIC, 0)]
+
+
+def test_runs_of_plain_records_and_the_records_between_them_are_each_decided():
+    """The plain records of a run are taken in one call; a poison record, one that needs
+    the general decode, another partition and the retry topic's records break the run
+    and are decided one by one, in fetch order."""
+    intake, partitions, poisoned = _intake()
+    records = [
+        Record(TOPIC, 0, 0, {}),
+        Record(TOPIC, 0, 1, {props.UNIQ_KEY: "ID1"}),
+        Record(TOPIC, 0, 2, [("TAGS", b"\xff")]),  # poison
+        Record(TOPIC, 0, 3, {}),
+        Record(TOPIC, 0, 4, {props.RECONSUME_TIME: "+3"}),  # a sign: the general decode
+        Record(TOPIC, 0, 5, {}),
+        Record(TOPIC, 1, 7, {}),
+        Record(TOPIC, 0, 6, {}),
+        Record(RETRY, 0, 0, {props.RETRY_TOPIC: "T"}),
+        Record(RETRY, 0, 1, {props.RETRY_TOPIC: "T"}),
+    ]
+    staged = intake.accept(records)
+    first = staged[(TOPIC, 0)]
+    assert [m.queue_offset for m in first] == [0, 1, 3, 4, 5, 6]
+    assert [m.msg_id for m in first[:2]] == [f"{TOPIC}@0@0", "ID1"]
+    assert first[3].reconsume_times == 3
+    assert [m.queue_offset for m in staged[(TOPIC, 1)]] == [7]
+    assert [m.topic for m in staged[(RETRY, 0)]] == ["T", "T"]
+    assert [offset for offset, _ in poisoned] == [2]
+    pq = partitions.get((TOPIC, 0)).pq
+    assert (pq.count, pq.size_bytes, pq.first(), pq.last()) == (7, 14, 0, 6)
