@@ -204,13 +204,16 @@ class Message:
         return out
 
 
-@dataclass
+@dataclass(slots=True, weakref_slot=True)
 class MessageExt:
     """A received message, with where it came from and how often it failed before.
 
     ``topic`` is the logical topic; for a message redelivered from ``%RETRY%<group>`` it is
     the original topic again (RocketMQ's ``RETRY_TOPIC`` reset). ``queue_id`` is the Kafka
     partition and ``queue_offset`` the Kafka offset of the record that carried it.
+
+    Slotted: one is built for every message consumed, and the compiled core sets its
+    slots without running ``__init__`` (``native/src/message_ext.rs``).
     """
 
     topic: str

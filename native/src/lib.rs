@@ -8,7 +8,7 @@ use pyo3::exceptions::{
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -16,6 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 mod holding;
 mod intake;
+mod message_ext;
 mod process_queue;
 mod replay;
 
@@ -62,9 +63,6 @@ fn decode_headers<'py>(
     }
     Ok(Some(properties))
 }
-
-/// `rmqcompat.message.MessageExt`, imported when first needed.
-static MESSAGE_EXT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A property read by `plain_decode`: its value when it is plain ASCII digits (at most
 /// 19) up to `high`, `default` when it is absent, `None` for anything else. The
@@ -164,7 +162,6 @@ fn decode_plain<'py>(
         }
     };
     let key = record.call_method0(intern!(py, "key"))?;
-    let class = MESSAGE_EXT.import(py, "rmqcompat.message", "MessageExt")?;
     let fields = [
         logical.clone(),
         body,
@@ -177,9 +174,7 @@ fn decode_plain<'py>(
         properties.into_any(),
         key,
     ];
-    // positional, in the dataclass's field order (its generated __init__ runs: an instance
-    // built by setting its __dict__ directly measured slower)
-    Ok(Some((class.call1(PyTuple::new(py, fields)?)?, body_len)))
+    Ok(Some((message_ext::new_message_ext(py, fields)?, body_len)))
 }
 
 /// Avro's zig-zag varint of `value`, appended to `out`.

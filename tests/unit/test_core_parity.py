@@ -11,11 +11,13 @@ threads waiting on it, is held to its counterpart differently: the future contra
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 import time
 import types
+import weakref
 from collections import deque
 from typing import Any
 from unittest import mock
@@ -576,6 +578,11 @@ def test_message_ids_name_what_is_refused_compiled_and_pure() -> None:
         assert [msg_id[24:] for msg_id in ids.next_ids(2)] == ["FFFFFFFF", "00000000"]
 
 
+def _fields(msg: MessageExt) -> dict[str, Any]:
+    """Every field of ``msg``, read one by one (a slot the core left unset would raise)."""
+    return {field.name: getattr(msg, field.name) for field in dataclasses.fields(msg)}
+
+
 def _plain_decoded(kernel: Any, record: Any, partition: int, offset: int) -> Any:
     """What ``kernel`` (``plain_decode``) makes of ``record``: None, the message's
     attributes and class, or the exception's type."""
@@ -583,7 +590,7 @@ def _plain_decoded(kernel: Any, record: Any, partition: int, offset: int) -> Any
         msg = kernel(record, "ns.rmq.retry.G", "%RETRY%G", partition, offset)
     except Exception as exc:  # the exception's type is the outcome compared
         return type(exc)
-    return None if msg is None else (type(msg), vars(msg))
+    return None if msg is None else (type(msg), _fields(msg))
 
 
 @settings(max_examples=300)
@@ -642,10 +649,28 @@ def test_taking_a_run_of_records_is_the_same_compiled_and_pure(
     ):
         out: list[MessageExt] = []
         end = take(records, start, where, pq, out)
-        taken = [(type(m), vars(m)) for m in out]
+        taken = [(type(m), _fields(m)) for m in out]
         outcomes.append((end, taken, pq.count, pq.size_bytes, pq.highest_seen, pq.first()))
     assert outcomes[1] == outcomes[0]
     assert outcomes[2] == outcomes[0]
+
+
+def test_the_core_builds_the_same_message_the_class_does() -> None:
+    """The core sets the slotted dataclass's slots itself: the message is a MessageExt like
+    any other (equal, every field set, weakly referable, no attribute beyond its fields)."""
+    headers = [("UNIQ_KEY", b"ABC"), ("RECONSUME_TIME", b"3")]
+    record = Message(topic="t", partition=2, offset=41, value=b"v", key=b"k", headers=headers)
+    built = compiled_core().plain_decode(record, "t", "T", 2, 41)
+    called = MessageExt(
+        "T", b"v", "ABC", 2, 41, -1, -1, 3, {"UNIQ_KEY": "ABC", "RECONSUME_TIME": "3"}, b"k"
+    )
+    called.born_timestamp = called.store_timestamp = built.store_timestamp
+    assert type(built) is MessageExt
+    assert _fields(built) == _fields(called)
+    assert built == called
+    assert weakref.ref(built)() is built
+    with pytest.raises(AttributeError):
+        built.extra = 1  # type: ignore[attr-defined]
 
 
 def test_the_core_decodes_a_plain_record_itself() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 from unittest import mock
 
@@ -86,7 +87,7 @@ def _general_decode(record: FakeRecord) -> Any:
     """What the general path alone makes of ``record``: its fields, or the exception."""
     with mock.patch.object(wire, "_plain_decode", lambda *args: None):
         try:
-            return vars(decode_record(record))
+            return dataclasses.asdict(decode_record(record))
         except Exception as exc:  # the exception's type is the outcome compared
             return type(exc)
 
@@ -98,7 +99,7 @@ def test_the_plain_decode_answers_as_the_general_path_or_leaves_it_to_it(
     record.partition_, record.offset_ = partition, offset
     plain = wire.plain_decode(record, "ns.OrderTopic", "OrderTopic", partition, offset)
     if plain is not None:
-        assert vars(plain) == _general_decode(record)
+        assert dataclasses.asdict(plain) == _general_decode(record)
 
 
 def test_the_plain_decode_takes_the_common_case_and_leaves_the_rest() -> None:

@@ -1,0 +1,106 @@
+//! `rmqcompat.message.MessageExt` instances built without a Python frame: the class is a
+//! slotted dataclass, so an instance is its type's allocation with each field's slot set
+//! through its member descriptor, exactly what the generated `__init__` does with its ten
+//! positional arguments, without its frame. The layout is checked when first used: a class
+//! laid out otherwise (no slots, other fields, a `__post_init__`) is refused with a
+//! `TypeError`, which the parity tests would show at once.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+
+/// The dataclass's fields, in its order: the order of `MessageExt(...)`'s positional
+/// arguments (pinned by `tests/unit/test_wire.py`).
+const FIELDS: [&str; 10] = [
+    "topic",
+    "body",
+    "msg_id",
+    "queue_id",
+    "queue_offset",
+    "born_timestamp",
+    "store_timestamp",
+    "reconsume_times",
+    "properties",
+    "key",
+];
+
+struct Layout {
+    class: Py<PyType>,
+    /// The fields' member descriptors, in `FIELDS` order.
+    slots: Vec<Py<PyAny>>,
+}
+
+static LAYOUT: PyOnceLock<Layout> = PyOnceLock::new();
+
+fn layout(py: Python<'_>) -> PyResult<&Layout> {
+    LAYOUT.get_or_try_init(py, || {
+        let class = py
+            .import("rmqcompat.message")?
+            .getattr("MessageExt")?
+            .cast_into::<PyType>()?;
+        Ok(Layout {
+            slots: member_slots(&class)?,
+            class: class.unbind(),
+        })
+    })
+}
+
+/// The member descriptors of `FIELDS`, which must be the class's whole dataclass layout,
+/// with nothing to run after the fields are set.
+fn member_slots(class: &Bound<'_, PyType>) -> PyResult<Vec<Py<PyAny>>> {
+    let refused = || {
+        PyTypeError::new_err(format!(
+            "the compiled core builds rmqcompat.message.MessageExt as a slotted dataclass of \
+             the fields {FIELDS:?} without __post_init__; the class is laid out otherwise"
+        ))
+    };
+    let py = class.py();
+    let dataclasses = py.import("dataclasses")?;
+    let names: Vec<String> = dataclasses
+        .call_method1("fields", (class,))?
+        .try_iter()?
+        .map(|field| field?.getattr("name")?.extract())
+        .collect::<PyResult<_>>()?;
+    if names != FIELDS || class.hasattr("__post_init__")? {
+        return Err(refused());
+    }
+    let own = class.getattr("__dict__")?;
+    let member = py.import("types")?.getattr("MemberDescriptorType")?;
+    let mut slots = Vec::with_capacity(FIELDS.len());
+    for name in FIELDS {
+        let descr = own.get_item(name).map_err(|_| refused())?;
+        if !descr.get_type().is(&member) {
+            return Err(refused());
+        }
+        slots.push(descr.unbind());
+    }
+    Ok(slots)
+}
+
+/// `MessageExt(*fields)`.
+pub fn new_message_ext<'py>(
+    py: Python<'py>,
+    fields: [Bound<'py, PyAny>; 10],
+) -> PyResult<Bound<'py, PyAny>> {
+    let layout = layout(py)?;
+    let class = layout.class.bind(py);
+    // SAFETY: the class's own allocator makes an instance with every slot empty (NULL,
+    // which its traversal and deallocation skip); each member descriptor's setter checks
+    // that the object is an instance of its class and stores a new reference.
+    unsafe {
+        let tp = class.as_type_ptr();
+        let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+        let obj = Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?;
+        for (descr, value) in layout.slots.iter().zip(fields.iter()) {
+            let set = (*ffi::Py_TYPE(descr.as_ptr()))
+                .tp_descr_set
+                .expect("a member descriptor has a setter");
+            if set(descr.as_ptr(), obj.as_ptr(), value.as_ptr()) < 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(obj)
+    }
+}
