@@ -4,7 +4,7 @@
 use crate::process_queue::ProcessQueue;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 /// Whether `state` tracks `offset` as new: directly for the compiled process queue, by its
 /// `track_new` for any other.
@@ -17,9 +17,10 @@ fn track_new(state: &Bound<'_, PyAny>, offset: &Bound<'_, PyAny>) -> PyResult<bo
         .is_truthy()
 }
 
-/// A cap as a 64-bit bound: one beyond it can never be reached.
-fn cap(value: &Bound<'_, PyAny>) -> PyResult<i64> {
-    Ok(i64::try_from(value.extract::<i128>()?.max(0)).unwrap_or(i64::MAX))
+/// A cap of `HoldLimits` as a 64-bit bound: one beyond it can never be reached.
+fn cap(limits: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<i64> {
+    let value = limits.getattr(name)?.extract::<i128>()?;
+    Ok(i64::try_from(value.max(0)).unwrap_or(i64::MAX))
 }
 
 #[pyfunction]
@@ -29,12 +30,14 @@ pub fn hold_run<'py>(
     start: usize,
     place: (Bound<'py, PyAny>, Bound<'py, PyAny>),
     state: &Bound<'py, PyAny>,
-    limits: (Bound<'py, PyAny>, Bound<'py, PyAny>),
+    limits: &Bound<'py, PyAny>,
     size: i64,
 ) -> PyResult<(usize, i64, bool)> {
     let py = messages.py();
     let (topic, partition) = place;
-    let (max_records, max_bytes) = (cap(&limits.0)?, cap(&limits.1)?);
+    // `HoldLimits.full`, with its caps read once
+    let max_records = cap(limits, intern!(py, "max_records"))?;
+    let max_bytes = cap(limits, intern!(py, "max_bytes"))?;
     let list = messages.cast::<PyList>().ok();
     let end = match list {
         Some(list) => list.len(),

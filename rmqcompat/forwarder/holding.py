@@ -51,8 +51,7 @@ class HoldLimits:
             raise ConfigError(f"max_held_bytes_per_partition must be >= 1, not {self.max_bytes}")
 
     def full(self, records: int, size: int) -> bool:
-        """True when no further record may be held (and the partition must be paused).
-        :func:`hold_run` applies the same rule to each record it holds."""
+        """True when no further record may be held (and the partition must be paused)."""
         return records > 0 and (records >= self.max_records or size >= self.max_bytes)
 
     def may_resume(self, records: int, size: int) -> bool:
@@ -80,22 +79,21 @@ def hold_run(
     start: int,
     where: tuple[str, int],
     state: ProcessQueue,
-    limits: tuple[int, int],
+    limits: HoldLimits,
     size: int,
 ) -> tuple[int, int, bool]:
     """Hold the records of one partition from ``messages[start]`` on, in one call.
 
-    ``where`` is their (topic, partition), ``state`` its process queue, ``limits`` the
-    (record, byte) caps and ``size`` the bytes held now. It goes on while the next
+    ``where`` is their (topic, partition), ``state`` its process queue, ``limits`` its
+    caps and ``size`` the bytes held now. It goes on while the next
     message is a record of that partition (no error, an offset): a record read before (a
     re-read after a seek back) is skipped, any other is tracked in ``state`` and held.
     It stops before a record that finds the partition full (:meth:`HoldLimits.full`),
     which is not held. Returns the index it stopped at, the bytes held then and whether
     it stopped for a full partition. The pure-Python reference of the core's
-    ``hold_run`` (``tests/unit/forwarder/test_holding.py`` runs both).
+    ``hold_run`` (``tests/unit/forwarder/test_forwarder_holding.py`` runs both).
     """
     topic, partition = where
-    max_records, max_bytes = limits
     end = len(messages)
     while start < end:
         msg = messages[start]
@@ -104,8 +102,7 @@ def hold_run(
         offset = msg.offset()
         if offset is None:
             break
-        held = len(records)
-        if held > 0 and (held >= max_records or size >= max_bytes):
+        if limits.full(len(records), size):
             return start, size, True
         if state.track_new(offset):
             headers = msg.headers()
@@ -132,7 +129,6 @@ class HeldRecords:
     def __init__(self, limits: HoldLimits) -> None:
         self._limits = limits
         self._records: deque[Held] = deque()
-        self._caps = (limits.max_records, limits.max_bytes)
         self.size = 0
 
     def __len__(self) -> int:
@@ -156,7 +152,7 @@ class HeldRecords:
         """:func:`hold_run` on these records: the index it stopped at, and whether the
         partition is full."""
         end, self.size, full = _hold_run(
-            self._records, messages, start, where, state, self._caps, self.size
+            self._records, messages, start, where, state, self._limits, self.size
         )
         return end, full
 

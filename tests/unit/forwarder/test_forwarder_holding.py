@@ -164,7 +164,7 @@ def test_a_run_holds_its_partition_and_stops_at_another(run: HoldRun) -> None:
     msgs = [at(5), at(6), at(7, partition=1), at(8)]
     records: deque = deque()
     pq = ProcessQueue()
-    assert run(records, msgs, 0, ("t", 0), pq, (10, 1000), 3) == (2, 23, False)
+    assert run(records, msgs, 0, ("t", 0), pq, HoldLimits(10, 1000), 3) == (2, 23, False)
     assert [(m.offset(), h, s) for m, h, s in records] == [(5, None, 10), (6, None, 10)]
     assert (pq.count, pq.highest_seen) == (2, 6)
 
@@ -175,22 +175,27 @@ def test_a_run_stops_at_an_error_another_topic_or_a_record_without_an_offset(
     eof = KafkaError(KafkaError._PARTITION_EOF)
     for stop in (at(2, error=eof), at(2, topic="u"), Message(topic="t", partition=0)):
         msgs = [at(1), stop, at(3)]
-        assert run(deque(), msgs, 0, ("t", 0), ProcessQueue(), (10, 1000), 0)[0] == 1
+        assert run(deque(), msgs, 0, ("t", 0), ProcessQueue(), HoldLimits(10, 1000), 0)[0] == 1
 
 
 def test_a_run_skips_records_read_before(run: HoldRun) -> None:
     pq = ProcessQueue()
     pq.track_new(6)  # read up to 6 before a seek back
     records: deque = deque()
-    assert run(records, [at(5), at(6), at(7)], 0, ("t", 0), pq, (10, 1000), 0) == (3, 10, False)
+    assert run(records, [at(5), at(6), at(7)], 0, ("t", 0), pq, HoldLimits(10, 1000), 0) == (
+        3,
+        10,
+        False,
+    )
     assert [m.offset() for m, _, _ in records] == [7]
 
 
 @pytest.mark.parametrize(
-    ("caps", "stopped", "held"), [((2, 1000), 2, 2), ((10, 25), 3, 3), ((1, 1), 0, 1)]
+    ("caps", "stopped", "held"),
+    [(HoldLimits(2, 1000), 2, 2), (HoldLimits(10, 25), 3, 3), (HoldLimits(1, 1), 0, 1)],
 )
 def test_a_run_stops_before_the_record_that_finds_the_partition_full(
-    run: HoldRun, caps: tuple[int, int], stopped: int, held: int
+    run: HoldRun, caps: HoldLimits, stopped: int, held: int
 ) -> None:
     records: deque = deque([(at(0), None, 10)])  # one held already, 10 bytes
     pq = ProcessQueue()
@@ -203,7 +208,9 @@ def test_a_run_stops_before_the_record_that_finds_the_partition_full(
 
 def test_an_empty_partition_admits_a_record_larger_than_the_byte_cap(run: HoldRun) -> None:
     records: deque = deque()
-    assert run(records, [at(0, size=50), at(1)], 0, ("t", 0), ProcessQueue(), (9, 20), 0) == (
+    assert run(
+        records, [at(0, size=50), at(1)], 0, ("t", 0), ProcessQueue(), HoldLimits(9, 20), 0
+    ) == (
         1,
         50,
         True,
@@ -256,7 +263,7 @@ def test_the_compiled_run_holds_as_the_reference(
         for pq in (new_pq(), ProcessQueue()):  # the core's run takes either queue
             pq.seen(seen)
             records: deque = deque([(None, None, 1)] * held)
-            result = run_(records, msgs, start, ("t", 0), pq, caps, held)
+            result = run_(records, msgs, start, ("t", 0), pq, HoldLimits(*caps), held)
             entries = [(id(m), h, s) for m, h, s in records]
             outcomes.append((result, entries, pq.count, pq.highest_seen, pq.commit_offset()))
     assert all(outcome == outcomes[0] for outcome in outcomes[1:])
