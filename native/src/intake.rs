@@ -51,12 +51,11 @@ pub fn accept_run<'py>(
         if offset.is_none() {
             break;
         }
-        let Some((msg, size)) =
-            crate::decode_plain(py, &record, &physical, &logical, &partition, &offset)?
+        let Some(msg) = crate::plain_decode(py, &record, &physical, &logical, &partition, &offset)?
         else {
             break;
         };
-        add(pq, &offset, size)?;
+        add(pq, &offset, msg.getattr(intern!(py, "body"))?.len()?)?;
         out.append(msg)?;
         at += 1;
     }

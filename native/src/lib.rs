@@ -99,19 +99,6 @@ fn plain_decode<'py>(
     partition: &Bound<'py, PyAny>,
     offset: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let decoded = decode_plain(py, record, physical, logical, partition, offset)?;
-    Ok(decoded.map(|(msg, _)| msg))
-}
-
-/// `plain_decode` for callers in the core, with the length of the message's body.
-fn decode_plain<'py>(
-    py: Python<'py>,
-    record: &Bound<'py, PyAny>,
-    physical: &Bound<'py, PyString>,
-    logical: &Bound<'py, PyAny>,
-    partition: &Bound<'py, PyAny>,
-    offset: &Bound<'py, PyAny>,
-) -> PyResult<Option<(Bound<'py, PyAny>, usize)>> {
     let headers = record.call_method0(intern!(py, "headers"))?;
     let properties = if headers.is_none() {
         PyDict::new(py)
@@ -147,7 +134,6 @@ fn decode_plain<'py>(
     } else {
         PyBytes::new(py, b"").into_any()
     };
-    let body_len = body.len()?;
     let msg_id = match properties.get_item(intern!(py, "UNIQ_KEY"))? {
         Some(id) if id.is_truthy()? => id,
         _ => {
@@ -174,7 +160,7 @@ fn decode_plain<'py>(
         properties.into_any(),
         key,
     ];
-    Ok(Some((message_ext::new_message_ext(py, fields)?, body_len)))
+    Ok(Some(message_ext::new_message_ext(py, fields)?))
 }
 
 /// Avro's zig-zag varint of `value`, appended to `out`.
