@@ -136,6 +136,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"broker: {used}")
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # An xdist worker hands its brokers to the controller, which prints the summary.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["brokers_used"] = list(_BROKERS_USED)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """xdist's controller: collects the brokers a finished worker used."""
+    _BROKERS_USED.extend(getattr(node, "workeroutput", {}).get("brokers_used", []))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _configured_dev_kind()  # a typo fails the run at once, not at the first broker test
     config.addinivalue_line(
@@ -157,6 +170,7 @@ def _configured_dev_kind() -> DevBrokerKind:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups it gives
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         marker = _MARKER_BY_FOLDER.get(_top_folder(item.path))
@@ -164,21 +178,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(marker)
         _mark_broker_gaps(item)
     _leave_out_extended(config, items)
-    _cluster_modules_together(items)
+    _cluster_tests_together(items)
+    _group_for_workers(items)
 
 
-def _cluster_modules_together(items: list[pytest.Item]) -> None:
-    """Moves the modules with tests of the three-node cluster up to the first of them, in
-    their order, so that the cluster (stopped after its last test) runs for as short a
-    time as possible; every module's tests keep their order."""
+def _cluster_tests_together(items: list[pytest.Item]) -> None:
+    """Moves the tests of the three-node cluster up to the first of them, in their order,
+    so that the cluster (stopped once the next test does not use it) runs once and for as
+    short a time as possible; every other test keeps its order."""
     users = [n for n, item in enumerate(items) if _uses_cluster(item)]
     if not users:
         return
-    modules = {items[n].path for n in users}
     after = items[users[0] :]
-    items[users[0] :] = [i for i in after if i.path in modules] + [
-        i for i in after if i.path not in modules
+    items[users[0] :] = [i for i in after if _uses_cluster(i)] + [
+        i for i in after if not _uses_cluster(i)
     ]
+
+
+#: The xdist groups (``--dist loadgroup``, as scripts/test.sh runs) of tests that share one
+#: expensive process: one worker runs each group, so only one of them starts it.
+_CLUSTER_GROUP = "three-node-cluster"
+_SPARK_GROUP = "spark"
+
+
+def _group_for_workers(items: list[pytest.Item]) -> None:
+    """Gives every test an ``xdist_group``: its module's (module fixtures, such as the
+    conformance suite's RocketMQ, start once), except the three-node cluster's tests and
+    Spark's, which share a session fixture across modules and each go to one worker."""
+    for item in items:
+        if _uses_cluster(item):
+            group = _CLUSTER_GROUP
+        elif _top_folder(item.path) == "spark":
+            group = _SPARK_GROUP
+        else:
+            group = str(item.path.relative_to(_TESTS_DIR))
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def _leave_out_extended(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -350,10 +384,10 @@ def _stop_clusters() -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     yield
-    if _RUNNING_CLUSTERS and _uses_cluster(item):
-        items = item.session.items
-        if not any(_uses_cluster(later) for later in items[items.index(item) + 1 :]):
-            _stop_clusters()
+    # The cluster's tests run one after another (_cluster_tests_together), also on an
+    # xdist worker, which is given them as one group and knows only its next test.
+    if _RUNNING_CLUSTERS and (nextitem is None or not _uses_cluster(nextitem)):
+        _stop_clusters()
 
 
 def _uses_cluster(item: pytest.Item) -> bool:
