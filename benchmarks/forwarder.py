@@ -234,13 +234,22 @@ def forwarder(
 # -- measurements ---------------------------------------------------------------------------
 
 
-def read(bs: str, topic: str, count: int) -> list[tuple[bytes, int, int]]:
-    """(value, timestamp, read time) of ``count`` records of ``topic``, from its start."""
+def read(
+    bs: str, topic: str, count: int, writer: subprocess.Popen[bytes] | None = None
+) -> list[tuple[bytes, int, int]]:
+    """(value, timestamp, read time) of ``count`` records of ``topic``, from its start;
+    ends the benchmark at once if ``writer``, the process writing them, exits before."""
     consumer = Consumer({**OVERRIDES, "bootstrap.servers": bs, "group.id": uuid.uuid4().hex})
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     out: list[tuple[bytes, int, int]] = []
     deadline = time.monotonic() + 300
     while len(out) < count and time.monotonic() < deadline:
+        if writer is not None and writer.poll() is not None:
+            consumer.close()
+            raise SystemExit(
+                f"the forwarder exited with code {writer.returncode} after {len(out)} of "
+                f"{count} records of {topic}"
+            )
         for msg in consumer.consume(1000, 0.1):
             if not msg.error():
                 out.append((msg.value(), msg.timestamp()[1], now_ms()))
@@ -257,12 +266,12 @@ def lateness_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     ns = "bench" + uuid.uuid4().hex[:8]
     setup(bs, ns, args.level)
     count = int(args.rate * args.seconds)
-    with forwarder(bs, ns, args.level, args):
+    with forwarder(bs, ns, args.level, args) as proc:
         gen = CTX.Process(
             target=generate, args=(bs, ns, args.level, args.rate, args.seconds, args.size, False)
         )
         gen.start()
-        got = read(bs, f"{ns}.Bench", count)
+        got = read(bs, f"{ns}.Bench", count, proc)
         gen.join()
     delay = DelayLevels.parse(args.level).delay_ms(1)
     level_topic = to_kafka_topic(DelayLevels.parse(args.level).topic(1), ns)
@@ -296,7 +305,7 @@ def backlog_run(bs: str, args: argparse.Namespace) -> dict[str, float]:
     run_child(generate, bs, ns, args.level, args.backlog, 1.0, args.size, True)
     with forwarder(bs, ns, args.level, args) as proc:
         cpu0, rdk0 = process_cpu_s(proc.pid), librdkafka_cpu_s(proc.pid)
-        fwd = span_rate(read(bs, f"{ns}.Bench", args.backlog))
+        fwd = span_rate(read(bs, f"{ns}.Bench", args.backlog, proc))
         fwd_cpu = process_cpu_s(proc.pid) - cpu0
         rdk_cpu = librdkafka_cpu_s(proc.pid) - rdk0
     level_topic = to_kafka_topic(DelayLevels.parse(args.level).topic(1), ns)

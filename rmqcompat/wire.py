@@ -63,6 +63,16 @@ class FetchedRecord(KafkaRecord, Protocol):
     def error(self) -> KafkaError | None: ...
 
 
+def run_offset(record: FetchedRecord, topic: str, partition: int) -> int | None:
+    """``record``'s offset when it goes on the run of ``topic``'s ``partition`` that a
+    consume call returned (no error, that partition and topic, an offset); None ends the
+    run. The rule of the intakes that take a run in one call (the push consumer's
+    ``accept_run``, the forwarder's ``hold_run``)."""
+    if record.error() is not None or record.partition() != partition or record.topic() != topic:
+        return None
+    return record.offset()
+
+
 @dataclass(slots=True)
 class OutgoingRecord:
     """A record ready for ``Producer.produce``; nothing changes one once built.

@@ -1,22 +1,11 @@
 //! The push consumer's intake of a partition's run of plain records, compiled: the
 //! counterpart of `rmqcompat.consumer.intake.accept_run` (see it for the rules).
 
-use crate::process_queue::ProcessQueue;
+use crate::process_queue::add_to;
+use crate::run::{run_offset, Fetched};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
-
-/// `pq.add(offset, size)`: directly for the compiled process queue, by its method for any
-/// other.
-fn add(pq: &Bound<'_, PyAny>, offset: &Bound<'_, PyAny>, size: usize) -> PyResult<()> {
-    if let Ok(compiled) = pq.cast::<ProcessQueue>() {
-        let size = i64::try_from(size).unwrap_or(i64::MAX);
-        compiled.borrow_mut().insert(offset.extract()?, size);
-        return Ok(());
-    }
-    pq.call_method1(intern!(pq.py(), "add"), (offset, size))?;
-    Ok(())
-}
 
 #[pyfunction]
 pub fn accept_run<'py>(
@@ -28,34 +17,19 @@ pub fn accept_run<'py>(
 ) -> PyResult<usize> {
     let py = records.py();
     let (physical, logical, partition) = place;
-    let list = records.cast::<PyList>().ok();
-    let end = match list {
-        Some(list) => list.len(),
-        None => records.len()?,
-    };
+    let fetched = Fetched::new(records)?;
     let mut at = start;
-    while at < end {
-        let record = match list {
-            Some(list) => list.get_item(at)?,
-            None => records.get_item(at)?,
+    while at < fetched.len {
+        let record = fetched.get(at)?;
+        let Some(offset) = run_offset(&record, physical.as_any(), &partition)? else {
+            break;
         };
-        if !record.call_method0(intern!(py, "error"))?.is_none()
-            || record
-                .call_method0(intern!(py, "partition"))?
-                .ne(&partition)?
-            || record.call_method0(intern!(py, "topic"))?.ne(&physical)?
-        {
-            break;
-        }
-        let offset = record.call_method0(intern!(py, "offset"))?;
-        if offset.is_none() {
-            break;
-        }
         let Some(msg) = crate::plain_decode(py, &record, &physical, &logical, &partition, &offset)?
         else {
             break;
         };
-        add(pq, &offset, msg.getattr(intern!(py, "body"))?.len()?)?;
+        let size = msg.getattr(intern!(py, "body"))?.len()?;
+        add_to(pq, &offset, i64::try_from(size).unwrap_or(i64::MAX))?;
         out.append(msg)?;
         at += 1;
     }

@@ -19,6 +19,7 @@ mod intake;
 mod message_ext;
 mod process_queue;
 mod replay;
+mod run;
 
 /// Kafka headers `[(name, value), ...]` as RocketMQ properties `{name: value}`, or `None`
 /// when they are not a list of well-formed properties (a name that is not text, a `None`

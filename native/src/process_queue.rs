@@ -2,6 +2,7 @@
 //! `rmqcompat.process_queue.ProcessQueue` (see it for the rules; the parity tests run the
 //! same operations through both). Offsets and sizes are Kafka's: 64-bit integers.
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use std::collections::{HashMap, VecDeque};
@@ -95,6 +96,28 @@ impl ProcessQueue {
         }
         None
     }
+}
+
+/// `queue.add(offset, size)`: on the compiled process queue directly, on any other (the
+/// pure-Python reference) by its method.
+pub fn add_to(queue: &Bound<'_, PyAny>, offset: &Bound<'_, PyAny>, size: i64) -> PyResult<()> {
+    if let Ok(compiled) = queue.cast::<ProcessQueue>() {
+        compiled.borrow_mut().insert(offset.extract()?, size);
+        return Ok(());
+    }
+    queue.call_method1(intern!(queue.py(), "add"), (offset, size))?;
+    Ok(())
+}
+
+/// `queue.track_new(offset)`: on the compiled process queue directly, on any other by its
+/// method.
+pub fn track_new_in(queue: &Bound<'_, PyAny>, offset: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let Ok(compiled) = queue.cast::<ProcessQueue>() {
+        return Ok(compiled.borrow_mut().insert_new(offset.extract()?, 0));
+    }
+    queue
+        .call_method1(intern!(queue.py(), "track_new"), (offset,))?
+        .is_truthy()
 }
 
 #[pymethods]

@@ -24,7 +24,7 @@ from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.trace import Tracer, hooks
-from rmqcompat.wire import FetchedRecord, Key, plain_decode
+from rmqcompat.wire import FetchedRecord, Key, plain_decode, run_offset
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -44,24 +44,18 @@ def accept_run(
     """Take the records of one partition from ``records[start]`` on, in one call.
 
     ``where`` is their physical topic, logical topic and partition. It goes on while the
-    next record is of that partition, without an error and in the decode's common case
-    (:func:`rmqcompat.wire.plain_decode`): each one's message is tracked in ``pq`` and
-    appended to ``out``, as the intake's loop does. Returns the index of the first record
-    it did not take, which the loop then decides. Only for a topic whose messages need no
-    retry-topic reset and no tag filter. The pure-Python reference of the core's
-    ``accept_run`` (``tests/unit/consumer/test_consumer_intake.py`` runs both).
+    next record is of that partition (:func:`rmqcompat.wire.run_offset`) and in the
+    decode's common case (:func:`rmqcompat.wire.plain_decode`): each one's message is
+    tracked in ``pq`` and appended to ``out``, as the intake's loop does. Returns the index
+    of the first record it did not take, which the loop then decides. Only for a topic
+    whose messages need no retry-topic reset and no tag filter. The pure-Python reference
+    of the core's ``accept_run`` (``tests/unit/test_core_parity.py`` runs both).
     """
     physical, logical, partition = where
     end = len(records)
     while start < end:
         record = records[start]
-        if (
-            record.error() is not None
-            or record.partition() != partition
-            or record.topic() != physical
-        ):
-            break
-        offset = record.offset()
+        offset = run_offset(record, physical, partition)
         if offset is None:
             break
         msg = plain_decode(record, physical, logical, partition, offset)

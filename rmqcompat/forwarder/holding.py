@@ -29,7 +29,7 @@ from rmqcompat.core import CORE
 from rmqcompat.errors import ConfigError
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import Headers
-from rmqcompat.wire import FetchedRecord, KafkaRecord
+from rmqcompat.wire import FetchedRecord, KafkaRecord, run_offset
 
 #: Records of one partition held before it is paused (size it to rate x delay).
 DEFAULT_MAX_HELD = 10_000
@@ -85,9 +85,9 @@ def hold_run(
     """Hold the records of one partition from ``messages[start]`` on, in one call.
 
     ``where`` is their (topic, partition), ``state`` its process queue, ``limits`` its
-    caps and ``size`` the bytes held now. It goes on while the next
-    message is a record of that partition (no error, an offset): a record read before (a
-    re-read after a seek back) is skipped, any other is tracked in ``state`` and held.
+    caps and ``size`` the bytes held now. It goes on while the next message is a record
+    of that partition (:func:`rmqcompat.wire.run_offset`): a record read before (a re-read
+    after a seek back) is skipped, any other is tracked in ``state`` and held.
     It stops before a record that finds the partition full (:meth:`HoldLimits.full`),
     which is not held. Returns the index it stopped at, the bytes held then and whether
     it stopped for a full partition. The pure-Python reference of the core's
@@ -97,9 +97,7 @@ def hold_run(
     end = len(messages)
     while start < end:
         msg = messages[start]
-        if msg.error() is not None or msg.partition() != partition or msg.topic() != topic:
-            break
-        offset = msg.offset()
+        offset = run_offset(msg, topic, partition)
         if offset is None:
             break
         if limits.full(len(records), size):

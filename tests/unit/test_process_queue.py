@@ -177,6 +177,22 @@ _OFFSETS = st.integers(min_value=-2, max_value=40)  # few enough to repeat, stal
 _SIZES = st.integers(min_value=0, max_value=1 << 40)
 
 
+def test_the_compiled_queue_refuses_an_offset_beyond_kafkas_64_bits_and_keeps_its_state() -> None:
+    """Kafka's offsets are signed 64-bit integers; the compiled queue holds them as such and
+    refuses a larger one with OverflowError, leaving its state as it was (the reference,
+    which takes any integer, is not asked)."""
+    pq = compiled_core().ProcessQueue()
+    pq.add(7, 1)
+    for offset in (2**63, -(2**63) - 1):
+        with pytest.raises(OverflowError):
+            pq.add(offset, 1)
+        with pytest.raises(OverflowError):
+            pq.track_new(offset)
+    assert (pq.count, pq.size_bytes, pq.highest_seen, pq.commit_offset()) == (1, 1, 7, 7)
+    pq.add(2**63 - 1, 1)  # the largest offset Kafka has
+    assert pq.highest_seen == 2**63 - 1
+
+
 class SameAsTheReference(RuleBasedStateMachine):
     """Every operation on both classes at once; each answer and the observable state
     (count, bytes, highest seen, first, last, span) must be the same."""

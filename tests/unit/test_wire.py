@@ -7,6 +7,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from confluent_kafka import KafkaError, Message
 from consumed_records import RECORDS, FakeRecord
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from rmqcompat import properties as props
 from rmqcompat import wire
 from rmqcompat.errors import InvalidNameError, MalformedHeaderError
-from rmqcompat.wire import decode_record, offset_message_id
+from rmqcompat.wire import decode_record, offset_message_id, run_offset
 
 
 def test_record_with_rmqcompat_headers() -> None:
@@ -115,3 +116,19 @@ def test_the_plain_decode_takes_the_common_case_and_leaves_the_rest() -> None:
         [("TAGS", None)],
     ):
         assert wire.plain_decode(FakeRecord(headers_=odd), "p", "l", 2, 41) is None, odd
+
+
+def test_a_run_goes_on_with_a_record_of_its_partition_and_ends_at_any_other() -> None:
+    def record(**fields: Any) -> Message:
+        return Message(**{"topic": "t", "partition": 3, "offset": 41, **fields})
+
+    assert run_offset(record(), "t", 3) == 41
+    assert run_offset(record(offset=0), "t", 3) == 0  # a first offset is not "no offset"
+    eof = KafkaError(KafkaError._PARTITION_EOF)
+    for other in (
+        record(error=eof),
+        record(partition=2),
+        record(topic="u"),
+        Message(topic="t", partition=3),  # no offset
+    ):
+        assert run_offset(other, "t", 3) is None
