@@ -40,11 +40,12 @@ fi
 # The pytest script, not `python -m pytest`: the latter puts the repo root on sys.path and
 # would import rmqcompat from the source tree instead of the installed package mapping.
 # Two xdist workers (RMQCOMPAT_TEST_WORKERS; a -n in "$@" wins): the broker tests spend
-# most of their time waiting on the broker and on timers (a worker keeps one of 2 cores
-# about 20% busy), so two at once halve the run. Each worker starts its own session
-# broker; tests/conftest.py groups the tests that share a costlier process (the
-# three-node cluster, Spark, a module's RocketMQ) onto one worker.
-pytest=(.venv/bin/pytest -n "${RMQCOMPAT_TEST_WORKERS:-2}" --dist loadgroup)
+# most of their time waiting on the broker and on timers (a run keeps the 2 cores about
+# 20% busy), so two at once nearly halve the run. Each worker starts its own session
+# broker; tests/conftest.py hands out whole modules, and the three-node cluster's and
+# Spark's tests to one worker each (worker_group), in collection order (the costly
+# conformance and fault modules come first).
+pytest=(.venv/bin/pytest -n "${RMQCOMPAT_TEST_WORKERS:-2}" --no-loadscope-reorder)
 if [ -n "${RMQCOMPAT_BOOTSTRAP_SERVERS:-}" ] || [ -n "${RMQCOMPAT_TEST_BROKER:-}" ]; then
   exec "${pytest[@]}" "$@"
 fi

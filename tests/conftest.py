@@ -170,7 +170,6 @@ def _configured_dev_kind() -> DevBrokerKind:
     )
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups it gives
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         marker = _MARKER_BY_FOLDER.get(_top_folder(item.path))
@@ -179,7 +178,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         _mark_broker_gaps(item)
     _leave_out_extended(config, items)
     _cluster_tests_together(items)
-    _group_for_workers(items)
+    _check_cluster_modules(items)
 
 
 def _cluster_tests_together(items: list[pytest.Item]) -> None:
@@ -195,24 +194,57 @@ def _cluster_tests_together(items: list[pytest.Item]) -> None:
     ]
 
 
-#: The xdist groups (``--dist loadgroup``, as scripts/test.sh runs) of tests that share one
-#: expensive process: one worker runs each group, so only one of them starts it.
-_CLUSTER_GROUP = "three-node-cluster"
-_SPARK_GROUP = "spark"
+#: The modules with tests of the three-node cluster (``kafka_cluster``): one xdist worker
+#: runs them all, so that one cluster starts (:func:`pytest_xdist_make_scheduler`).
+#: Collection fails if a test of another module asks for the cluster.
+CLUSTER_MODULES = frozenset(
+    {
+        "tests/faults/test_cluster_faults.py",
+        "tests/faults/test_transaction_kill.py",
+        "tests/integration/devbroker/test_dev_cluster.py",
+        "tests/integration/topics/test_cluster_replication.py",
+    }
+)
 
 
-def _group_for_workers(items: list[pytest.Item]) -> None:
-    """Gives every test an ``xdist_group``: its module's (module fixtures, such as the
-    conformance suite's RocketMQ, start once), except the three-node cluster's tests and
-    Spark's, which share a session fixture across modules and each go to one worker."""
-    for item in items:
-        if _uses_cluster(item):
-            group = _CLUSTER_GROUP
-        elif _top_folder(item.path) == "spark":
-            group = _SPARK_GROUP
-        else:
-            group = str(item.path.relative_to(_TESTS_DIR))
-        item.add_marker(pytest.mark.xdist_group(group))
+def _check_cluster_modules(items: list[pytest.Item]) -> None:
+    strays = sorted({_module_of(i.nodeid) for i in items if _uses_cluster(i)} - CLUSTER_MODULES)
+    if strays:
+        raise pytest.UsageError(
+            f"tests of {', '.join(strays)} use the three-node cluster: add the module to "
+            "CLUSTER_MODULES in tests/conftest.py"
+        )
+
+
+def _module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def worker_group(nodeid: str) -> str:
+    """The xdist work unit of a test (scripts/test.sh runs two workers): its module, so
+    that a module's fixtures (the conformance suite's RocketMQ) start once, except that
+    the three-node cluster's modules are one unit and Spark's are another, for they
+    share a session fixture (the cluster, the SparkSession)."""
+    module = _module_of(nodeid)
+    if module in CLUSTER_MODULES:
+        return "three-node cluster"
+    if module.startswith("tests/spark/"):
+        return "spark"
+    return module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    # xdist's own loadgroup marks a test's group by rewriting its nodeid, which pytest 9.2
+    # no longer reads (xdist 3.8: every test ran alone, wherever); the scope scheduler
+    # with our grouping needs no marker.
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return GroupScheduling(config, log)
 
 
 def _leave_out_extended(config: pytest.Config, items: list[pytest.Item]) -> None:
