@@ -195,7 +195,7 @@ def _cluster_tests_together(items: list[pytest.Item]) -> None:
 
 
 #: The modules with tests of the three-node cluster (``kafka_cluster``): one xdist worker
-#: runs them all, so that one cluster starts (:func:`pytest_xdist_make_scheduler`).
+#: runs them all, so that one cluster starts (:func:`worker_group`).
 #: Collection fails if a test of another module asks for the cluster.
 CLUSTER_MODULES = frozenset(
     {
@@ -220,16 +220,22 @@ def _module_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
+#: The tests that start several JVMs at once and are timed by them: RocketMQ's for the
+#: conformance suite, the three-node cluster's, Spark's. One worker runs them one after
+#: another (see :func:`worker_group`).
+_HEAVY_FOLDERS = ("tests/conformance/", "tests/spark/")
+
+
 def worker_group(nodeid: str) -> str:
     """The xdist work unit of a test (scripts/test.sh runs two workers): its module, so
-    that a module's fixtures (the conformance suite's RocketMQ) start once, except that
-    the three-node cluster's modules are one unit and Spark's are another, for they
-    share a session fixture (the cluster, the SparkSession)."""
+    that a module's fixtures start once, except for the heavy tests (the conformance
+    suite, the three-node cluster's modules, Spark's), which are one unit: one worker runs
+    them one after another, while the other takes the light modules. Run side by side, the
+    conformance suite and the cluster's faults overloaded the two cores (CI, 2026-11-27:
+    broker lookups timed out, group sessions expired and three scenarios failed)."""
     module = _module_of(nodeid)
-    if module in CLUSTER_MODULES:
-        return "three-node cluster"
-    if module.startswith("tests/spark/"):
-        return "spark"
+    if module in CLUSTER_MODULES or module.startswith(_HEAVY_FOLDERS):
+        return "heavy"
     return module
 
 

@@ -28,6 +28,7 @@ from rmqcompat.clock import Clock
 from rmqcompat.closing import close_group_member
 from rmqcompat.consumer.unowned import UnownedWatch
 from rmqcompat.errors import RmqCompatError
+from rmqcompat.lookups import with_retries
 from rmqcompat.message import MessageExt
 from rmqcompat.topics.naming import (
     TRANS_CHECK_MAX_TIME_TOPIC,
@@ -197,7 +198,16 @@ class CheckService:
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         halves = [tp for tp in partitions if tp.topic == self._half_topic]
-        committed = consumer.committed(halves, timeout=10) if halves else []
+        # a lookup that times out on a loaded broker is asked again: raised from this
+        # callback, it would end the service's thread (2026-11-27, a CI run)
+        committed = (
+            with_retries(
+                "committed watermarks of the half topic",
+                lambda: consumer.committed(halves, timeout=10),
+            )
+            if halves
+            else []
+        )
         for tp in committed:
             start = tp.offset if tp.offset >= 0 else 0
             self._pending.begin(tp.partition, start)
