@@ -78,6 +78,8 @@ class CheckService:
         self._owned: set[int] = set()
         self._committed: dict[int, int] = {}
         self._stop = threading.Event()
+        #: an assignment could not start (no watermarks): leave and join again
+        self._rejoin = False
         self._consumer: Consumer | None = None
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
@@ -123,12 +125,22 @@ class CheckService:
                     self._read(record)
                 self._check_due(consumer)
                 self._commit(asynchronous=True)
+                self._rejoin_if_asked(consumer)
                 if self._unowned is not None:
                     # a half or op partition no member owns: its halves would never be checked
                     self._unowned.rejoin_if_due(consumer, self._subscribe)
         except BaseException as exc:  # the thread must say why it ended
             _log.exception("check service of %s stopped", self._pending.group)
             self.error = exc
+
+    def _rejoin_if_asked(self, consumer: Consumer) -> None:
+        """Leave the group and join it again when an assignment could not start: the
+        next assignment looks its watermarks up afresh (a subscribe alone would not
+        rebalance, see :meth:`UnownedWatch.rejoin_if_due`)."""
+        if self._rejoin:
+            self._rejoin = False
+            consumer.unsubscribe()
+            self._subscribe(consumer)
 
     def _read(self, record: Any) -> None:
         if record.error() is not None:
@@ -198,16 +210,27 @@ class CheckService:
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         halves = [tp for tp in partitions if tp.topic == self._half_topic]
-        # a lookup that times out on a loaded broker is asked again: raised from this
-        # callback, it would end the service's thread (2026-11-27, a CI run)
-        committed = (
-            with_retries(
-                "committed watermarks of the half topic",
-                lambda: consumer.committed(halves, timeout=10),
+        # A lookup that times out on a loaded broker is asked again; one that never
+        # answers leaves the partitions unread (their halves wait in Kafka) and the
+        # service joins the group again. Raised from this callback, the error would end
+        # the service's thread (2026-11-27, a CI run).
+        try:
+            committed = (
+                with_retries(
+                    "committed watermarks of the half topic",
+                    lambda: consumer.committed(halves, timeout=10),
+                )
+                if halves
+                else []
             )
-            if halves
-            else []
-        )
+        except KafkaException as exc:
+            _log.error(
+                "check service of %s: no committed watermarks, joining the group again: %s",
+                self._pending.group,
+                exc,
+            )
+            self._rejoin = True
+            return
         for tp in committed:
             start = tp.offset if tp.offset >= 0 else 0
             self._pending.begin(tp.partition, start)
