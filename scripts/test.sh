@@ -42,9 +42,9 @@ fi
 # Two xdist workers (RMQCOMPAT_TEST_WORKERS; a -n in "$@" wins): the broker tests spend
 # most of their time waiting on the broker and on timers (a run keeps the 2 cores about
 # 20% busy), so two at once nearly halve the run. Each worker starts its own session
-# broker; tests/conftest.py hands out whole modules, and the three-node cluster's and
-# Spark's tests to one worker each (worker_group), in collection order (the costly
-# conformance and fault modules come first).
+# broker; tests/conftest.py hands out whole modules in collection order, and the heavy
+# tests (the conformance suite, the three-node cluster's and Spark's) as one unit that one
+# worker runs one after another (worker_group).
 pytest=(.venv/bin/pytest -n "${RMQCOMPAT_TEST_WORKERS:-2}" --no-loadscope-reorder)
 if [ -n "${RMQCOMPAT_BOOTSTRAP_SERVERS:-}" ] || [ -n "${RMQCOMPAT_TEST_BROKER:-}" ]; then
   exec "${pytest[@]}" "$@"
