@@ -14,12 +14,25 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+mod consume_batch;
 mod holding;
 mod intake;
 mod message_ext;
 mod process_queue;
 mod replay;
 mod run;
+
+/// Lets the collector see `object`, an object of a GC type that was left out of its sight
+/// when built, again (unless it already does): it now holds what may lead back to it.
+pub fn track(object: &Bound<'_, PyAny>) {
+    // SAFETY: an object of a GC type, with the GIL held; tracked only if it is not.
+    unsafe {
+        let object = object.as_ptr();
+        if pyo3::ffi::PyObject_GC_IsTracked(object) == 0 {
+            pyo3::ffi::PyObject_GC_Track(object.cast());
+        }
+    }
+}
 
 /// Kafka headers `[(name, value), ...]` as RocketMQ properties `{name: value}`, or `None`
 /// when they are not a list of well-formed properties (a name that is not text, a `None`
@@ -1170,7 +1183,8 @@ impl PendingSend {
             }
             let failed = error.as_ref().map(|e| e.clone_ref(py));
             if failed.is_some() {
-                Self::track(slf);
+                // its error may lead back to it (a traceback whose frames hold it)
+                track(slf.as_any());
             }
             (this.sent, this.delivery, this.error) = (sent, delivery, error);
             this.done = true;
@@ -1195,18 +1209,6 @@ impl PendingSend {
             call.call1((callback, slf))?;
         }
         Ok(())
-    }
-
-    /// Let the collector see this send again: its error may lead back to it (a traceback
-    /// whose frames hold it), a cycle only the collector can free.
-    fn track(slf: &Bound<'_, Self>) {
-        let object = slf.as_ptr();
-        // SAFETY: an object of a GC type, with the GIL held; tracked only if it is not.
-        unsafe {
-            if pyo3::ffi::PyObject_GC_IsTracked(object) == 0 {
-                pyo3::ffi::PyObject_GC_Track(object.cast());
-            }
-        }
     }
 
     fn describe(slf: &Bound<'_, Self>) -> PyResult<String> {
@@ -1468,6 +1470,10 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(replay::decode_letter_ids, module)?)?;
     module.add_function(wrap_pyfunction!(replay::replay_records, module)?)?;
     module.add_function(wrap_pyfunction!(replay::take_chunk, module)?)?;
+    module.add_function(wrap_pyfunction!(consume_batch::add_batches, module)?)?;
+    module.add_function(wrap_pyfunction!(consume_batch::settle_successes, module)?)?;
+    module.add_class::<consume_batch::ConsumeBatch>()?;
+    module.add_class::<consume_batch::ConsumeConcurrentlyContext>()?;
     module.add_class::<MessageIds>()?;
     module.add_class::<PendingSend>()?;
     module.add_class::<process_queue::ProcessQueue>()?;

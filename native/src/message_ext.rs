@@ -4,6 +4,13 @@
 //! positional arguments, without its frame. The layout is checked when first used: a class
 //! laid out otherwise (no slots, other fields, a `__post_init__`) is refused with a
 //! `TypeError`, which the parity tests would show at once.
+//!
+//! An instance is left out of the cyclic collector's sight, as CPython leaves tuples and
+//! dicts that hold nothing it needs to see: its fields are text, bytes, numbers and a dict
+//! of text properties, none of which can lead back to it, and it is built for every message
+//! consumed, so the collector would otherwise count and scan one more object for each
+//! message in flight. (A listener that stores a message inside its own properties makes a
+//! cycle that lives as long as the process; properties are text.)
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
@@ -88,7 +95,8 @@ pub fn new_message_ext<'py>(
     let class = layout.class.bind(py);
     // SAFETY: the class's own allocator makes an instance with every slot empty (NULL,
     // which its traversal and deallocation skip); each member descriptor's setter checks
-    // that the object is an instance of its class and stores a new reference.
+    // that the object is an instance of its class and stores a new reference. A slotted
+    // class is a GC type, so untracking its new, tracked instance is allowed.
     unsafe {
         let tp = class.as_type_ptr();
         let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
@@ -101,6 +109,7 @@ pub fn new_message_ext<'py>(
                 return Err(PyErr::fetch(py));
             }
         }
+        ffi::PyObject_GC_UnTrack(obj.as_ptr().cast());
         Ok(obj)
     }
 }

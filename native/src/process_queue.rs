@@ -48,6 +48,11 @@ pub struct ProcessQueue {
 }
 
 impl ProcessQueue {
+    /// Whether the queue's partition was revoked or re-assigned.
+    pub fn is_dropped(&self) -> bool {
+        self.dropped
+    }
+
     /// `add` for callers in the core (the forwarder's intake).
     pub fn insert(&mut self, offset: i64, size: i64) {
         if offset > self.highest_seen {
@@ -107,6 +112,14 @@ pub fn add_to(queue: &Bound<'_, PyAny>, offset: &Bound<'_, PyAny>, size: i64) ->
     }
     queue.call_method1(intern!(queue.py(), "add"), (offset, size))?;
     Ok(())
+}
+
+/// `queue.dropped`: on the compiled process queue directly, on any other by its attribute.
+pub fn dropped(queue: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let Ok(compiled) = queue.cast::<ProcessQueue>() {
+        return Ok(compiled.borrow().is_dropped());
+    }
+    queue.getattr(intern!(queue.py(), "dropped"))?.is_truthy()
 }
 
 /// `queue.track_new(offset)`: on the compiled process queue directly, on any other by its

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from rmqcompat.consumer.dispatch import ConsumeBatch, Pool
+from rmqcompat.consumer.dispatch import ConsumeBatch, Pool, add_consume_batches
 from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
@@ -52,15 +52,7 @@ class ConcurrentConsumeService:
             state = self._partitions.get(key)
             if state is None or not msgs:
                 continue
-            queue, pq = state.queue, state.pq
-            if size == 1:  # RocketMQ's default: one message per listener call
-                # the stored count given here: no per-batch list comprehension
-                out += [ConsumeBatch(key, queue, pq, [m], (m.reconsume_times,)) for m in msgs]
-            else:
-                out += [
-                    ConsumeBatch(key, queue, pq, msgs[i : i + size])
-                    for i in range(0, len(msgs), size)
-                ]
+            add_consume_batches(key, state.queue, state.pq, msgs, size, out)
         return out
 
     def settle(self) -> None:

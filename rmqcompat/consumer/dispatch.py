@@ -18,6 +18,7 @@ from rmqcompat.consumer.listener import (
     ListenerFn,
     invoke,
 )
+from rmqcompat.core import CORE
 from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
 from rmqcompat.process_queue import ProcessQueue
@@ -37,6 +38,11 @@ class ConsumeBatch:
     (``status`` None: skipped because the partition was dropped or the batch expired
     first). ``expired`` is written by the poll thread when the consume timeout released
     the batch. Identity is the batch itself.
+
+    The reference of the core's ``ConsumeBatch`` (``native/src/consume_batch.rs``), which
+    the consumers use where it is built: the same fields and methods, ``messages`` and
+    ``stored`` read-only (it hands out a new list of the messages at each read), and out
+    of the cyclic collector's sight while it is in flight.
     """
 
     __slots__ = (
@@ -77,6 +83,56 @@ class ConsumeBatch:
         #: the listener answered for the other consume mode: the poll thread raises it
         self.refused: ListenerKindError | None = None
 
+    def start(
+        self, started: float, stamp: str
+    ) -> tuple[list[MessageExt], ConsumeConcurrentlyContext] | None:
+        """Begin the listener call at ``started`` (monotonic seconds): a new context, and
+        each message stamped with ``stamp`` as its CONSUME_START_TIME. Returns what the
+        listener is given (the messages and the context), or None when the batch is not to
+        run (its partition was dropped or the consume timeout released it first; it is
+        reported with ``status`` None).
+
+        The list is a copy (RocketMQ hands out an unmodifiable list): a listener that
+        empties it does not change what settlement releases.
+        """
+        self.context = context = ConsumeConcurrentlyContext(self.queue)
+        if self.pq.dropped or self.expired:
+            return None
+        self.started_at = started
+        for msg in self.messages:
+            msg.properties[CONSUME_START_TIME] = stamp
+        return list(self.messages), context
+
+
+def add_batches(
+    key: tuple[str, int],
+    queue: MessageQueue,
+    pq: ProcessQueue,
+    messages: list[MessageExt],
+    size: int,
+    out: list[ConsumeBatch],
+) -> None:
+    """Cut ``messages`` (one partition's, in order) into batches of at most ``size`` and
+    append them to ``out``. The pure-Python reference of the core's ``add_batches``, whose
+    batches are the core's ``ConsumeBatch``
+    (``tests/unit/consumer/test_consume_batch_core.py`` runs both).
+    """
+    if size < 1:
+        raise ValueError("a batch holds at least one message")
+    if size == 1:  # RocketMQ's default: one message per listener call
+        # the stored count given here: no per-batch list comprehension
+        out += [ConsumeBatch(key, queue, pq, [m], (m.reconsume_times,)) for m in messages]
+    else:
+        out += [
+            ConsumeBatch(key, queue, pq, messages[i : i + size])
+            for i in range(0, len(messages), size)
+        ]
+
+
+#: The batch class in use, and its :func:`add_batches`: the core's where it is built.
+new_consume_batch: type[ConsumeBatch] = ConsumeBatch if CORE is None else CORE.ConsumeBatch
+add_consume_batches = add_batches if CORE is None else CORE.add_batches
+
 
 class Pool(Protocol):
     """What concurrent consumption needs of whatever runs its batches: the
@@ -114,25 +170,18 @@ class WorkerPool(HandOff[ConsumeBatch]):
         super().__init__(self._run, f"consume-{group}", threads)
 
     def _run(self, batch: ConsumeBatch) -> bool:
-        batch.context = context = ConsumeConcurrentlyContext(batch.queue)
-        if batch.pq.dropped or batch.expired:
-            return True  # reported unrun (status None)
-        batch.started_at = started = self._clock()
+        started = self._clock()
         # RocketMQ stamps every message with the wall clock before the call; the text is
         # reused for calls starting within _STAMP_REUSE_S of its reading (so it is at most
         # 1 ms behind): reading the wall clock costs more than the rest of the stamping
         stamp = self._stamp  # one (reuse-until, text) tuple: read and replaced whole
         if started >= stamp[0]:
             stamp = self._stamp = (started + _STAMP_REUSE_S, str(self._now_ms()))
-        start = stamp[1]
-        for msg in batch.messages:
-            msg.properties[CONSUME_START_TIME] = start
-        # a copy (RocketMQ hands out an unmodifiable list): a listener that empties it
-        # must not change what settlement releases
+        call = batch.start(started, stamp[1])
+        if call is None:
+            return True  # reported unrun (status None)
         try:
-            batch.status, batch.raised = invoke(
-                self._listener, self._group, list(batch.messages), context
-            )
+            batch.status, batch.raised = invoke(self._listener, self._group, *call)
         except ListenerKindError as exc:  # settled on the poll thread, which stops on it
             batch.refused = exc
         batch.finished_at = self._clock()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from rmqcompat.core import CORE
 from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
 
@@ -99,6 +100,12 @@ class ConsumeConcurrentlyContext:
             f"{self.delay_level_when_next_consume}, failed_indexes={self.marked or set()})"
         )
 
+
+#: The context class the consumers build: the core's where it is built (the same fields,
+#: out of the cyclic collector's sight while it holds no set; ``native/src/consume_batch.rs``).
+new_consume_context: type[ConsumeConcurrentlyContext] = (
+    ConsumeConcurrentlyContext if CORE is None else CORE.ConsumeConcurrentlyContext
+)
 
 Status = ConsumeConcurrentlyStatus
 _SUCCESS = Status.CONSUME_SUCCESS

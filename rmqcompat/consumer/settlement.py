@@ -17,12 +17,13 @@ from confluent_kafka import KafkaError
 
 from rmqcompat.consumer.ack import all_succeeded, split_batch
 from rmqcompat.consumer.dead_letter import DirectDeadLetter
-from rmqcompat.consumer.dispatch import ConsumeBatch, Pool
+from rmqcompat.consumer.dispatch import ConsumeBatch, Pool, new_consume_batch
 from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
 from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.timers import Timers
+from rmqcompat.core import CORE
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer.failures import is_retriable
@@ -146,13 +147,16 @@ class Settlement:
         pq: ProcessQueue | None = None  # the run's process queue
         state: PartitionState | None = None
         acked: list[int] = []  # offsets of the run's successes, not yet released
-        for batch in batches:
+        at, end = 0, len(batches)
+        while at < end:
+            batch = batches[at]
+            at += 1
             if batch.pq is not pq:
                 self._release(state, pq, acked)
                 pq, state = batch.pq, self._state(batch)
-            start, end = batch.started_at, batch.finished_at
+            start, finish = batch.started_at, batch.finished_at
             # RocketMQ's TIME_OUT, late results too: the call itself took that long
-            if end is not None and start is not None and end - start >= limit:
+            if finish is not None and start is not None and finish - start >= limit:
                 if state is not None:
                     state.consume_timeouts += 1
             if running.pop(batch, None) is None:
@@ -169,6 +173,9 @@ class Settlement:
                     succeeded.append((msgs, _took_ms(batch)))
                 for msg in msgs:
                     acked.append(msg.queue_offset)
+                # the rest of the run, while its batches succeeded whole
+                at, timeouts = _settle_successes(batches, at, pq, running, limit, acked, succeeded)
+                state.consume_timeouts += timeouts
                 continue
             self._release(state, pq, acked)
             self._settle_split(batch, state, status, context)
@@ -272,7 +279,7 @@ class Settlement:
                 return
             size = self._settings.consume_message_batch_max_size
             again = [
-                ConsumeBatch(
+                new_consume_batch(
                     batch.key,
                     batch.queue,
                     batch.pq,
@@ -318,6 +325,50 @@ class Settlement:
                 batch.queue.queue_id,
             )
             self._send_back(batch, msgs, CONSUME_TIMEOUT_LEVEL)
+
+
+def settle_successes(
+    batches: Sequence[ConsumeBatch],
+    start: int,
+    pq: ProcessQueue,
+    running: dict[ConsumeBatch, bool],
+    limit: float,
+    acked: list[int],
+    succeeded: list[tuple[list[MessageExt], int]] | None,
+) -> tuple[int, int]:
+    """Settle ``batches[start:]`` in one call while each is of ``pq`` (a partition still
+    owned), still ``running`` and succeeded whole, as the settle loop does: each leaves
+    ``running``, its messages' offsets go to ``acked``, and unless ``succeeded`` is None
+    (tracing off) its messages and listener time in ms are appended to it.
+
+    Returns the index of the first batch it did not take, which the loop then decides,
+    and how many of those it took ran for at least ``limit`` seconds (RocketMQ's consume
+    timeouts, counted late too). The pure-Python reference of the core's
+    ``settle_successes``, which takes the core's batches only and leaves any other to the
+    loop (``tests/unit/consumer/test_consume_batch_core.py`` runs both).
+    """
+    timeouts, end = 0, len(batches)
+    while start < end:
+        batch = batches[start]
+        status, context = batch.status, batch.context
+        if batch.pq is not pq or status is None or context is None or batch not in running:
+            break
+        msgs = batch.messages
+        if not all_succeeded(status, context.ack_index, len(msgs), context.marked):
+            break
+        del running[batch]
+        began, finished = batch.started_at, batch.finished_at
+        if finished is not None and began is not None and finished - began >= limit:
+            timeouts += 1
+        if succeeded is not None:
+            succeeded.append((msgs, _took_ms(batch)))
+        for msg in msgs:
+            acked.append(msg.queue_offset)
+        start += 1
+    return start, timeouts
+
+
+_settle_successes = settle_successes if CORE is None else CORE.settle_successes
 
 
 def _took_ms(batch: ConsumeBatch, end: float | None = None) -> int:

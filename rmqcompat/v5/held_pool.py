@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from rmqcompat.consumer.dispatch import ConsumeBatch
-from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
+from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, new_consume_context
 from rmqcompat.retry.decision import DLQ_NOW
 from rmqcompat.v5.attempts import Held
 from rmqcompat.v5.handoff import Handoff, Slot, SlotState
@@ -104,7 +104,7 @@ class HeldPool:
                 self._done.append(batch)
                 continue
             batch.started_at = self._clock()
-            batch.context = ConsumeConcurrentlyContext(batch.queue)
+            batch.context = new_consume_context(batch.queue)
             if batch.messages[0].reconsume_times >= self._max_attempts:
                 self._finish(batch, _LATER, DLQ_NOW)
                 continue

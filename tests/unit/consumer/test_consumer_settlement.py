@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from batch_kinds import BatchKind
 from confluent_kafka import KafkaError
 from unit_fakes import ListSink
 
@@ -84,7 +85,9 @@ def test_refused_by_the_dlq_too_it_stays_in_flight_reported_and_is_retried_later
     assert 0 not in state.pq and not state.stuck
 
 
-def test_interleaved_results_release_each_partition_and_send_back_only_the_failure():
+def test_interleaved_results_release_each_partition_and_send_back_only_the_failure(
+    batch_kind: BatchKind,
+):
     """Results settle in runs per partition: every success leaves its own queue and counts
     for its own partition, a failure between successes goes back alone, and a revoked
     partition's results release nothing."""
@@ -103,7 +106,7 @@ def test_interleaved_results_release_each_partition_and_send_back_only_the_failu
     for part, offset, ok in plan:
         state = partitions.get(keys[part])
         state.pq.add(offset, 1)
-        batch = ConsumeBatch(
+        batch = batch_kind.batch(
             keys[part],
             state.queue,
             state.pq,
@@ -114,7 +117,7 @@ def test_interleaved_results_release_each_partition_and_send_back_only_the_failu
             if ok
             else ConsumeConcurrentlyStatus.RECONSUME_LATER
         )
-        batch.context = ConsumeConcurrentlyContext(state.queue)
+        batch.context = batch_kind.context(state.queue)
         batches.append(batch)
     settlement.track(batches)
     partitions.drop([keys[2]], commit=False)
@@ -128,7 +131,9 @@ def test_interleaved_results_release_each_partition_and_send_back_only_the_failu
     assert settlement.running() == 0 and p0.pq.commit_offset() == 4
 
 
-def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append():
+def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append(
+    batch_kind: BatchKind,
+):
     settings = ConsumerSettings("g", ClientConfig("127.0.0.1:1"))
     partitions = Partitions(settings, lambda offsets, asynchronous: None)
     partitions.add(KEY, MessageQueue("T", 0), 0)
@@ -142,7 +147,7 @@ def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append():
     batches = []
     for offset, status in enumerate(["ok", "ok", "later", "ok"]):
         state.pq.add(offset, 1)
-        batch = ConsumeBatch(
+        batch = batch_kind.batch(
             KEY, state.queue, state.pq, [MessageExt("T", b"x", f"m{offset}", 0, offset, 0, 0)]
         )
         batch.status = (
@@ -150,7 +155,7 @@ def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append():
             if status == "later"
             else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
         )
-        batch.context = ConsumeConcurrentlyContext(state.queue)
+        batch.context = batch_kind.context(state.queue)
         batches.append(batch)
     settlement.track(batches)
     settlement.on_results(batches)

@@ -1,0 +1,487 @@
+//! Concurrent consumption's batch, compiled: the counterpart of
+//! `rmqcompat.consumer.dispatch.ConsumeBatch` (see it for what each field means) and of
+//! `add_batches`, which cuts a partition's fetched messages into batches.
+//!
+//! One batch is built for every listener call, and at RocketMQ's default batch size of one
+//! that is one for every message, living until its result is settled. The Python class and
+//! the list of messages it holds are two objects the cyclic collector counts and scans for
+//! each message in flight; this one keeps its messages in a vector and stays out of the
+//! collector's sight (as CPython does with tuples and dicts that hold nothing it needs to
+//! see) until it holds what can lead back to it: the exception of a listener that answered
+//! for the other consume mode, whose traceback's frames may hold the batch.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PySet, PyTuple};
+use pyo3::{intern, PyTraverseError, PyVisit};
+
+use crate::process_queue::dropped;
+use crate::track;
+
+#[pyclass(module = "rmqcompat._core", name = "ConsumeBatch")]
+pub struct ConsumeBatch {
+    #[pyo3(get)]
+    key: Py<PyAny>,
+    #[pyo3(get)]
+    queue: Py<PyAny>,
+    #[pyo3(get)]
+    pq: Py<PyAny>,
+    messages: Vec<Py<PyAny>>,
+    stored: Vec<Py<PyAny>>,
+    #[pyo3(get, set)]
+    started_at: Py<PyAny>,
+    #[pyo3(get, set)]
+    finished_at: Py<PyAny>,
+    #[pyo3(get, set)]
+    expired: bool,
+    #[pyo3(get, set)]
+    status: Py<PyAny>,
+    #[pyo3(get, set)]
+    context: Py<PyAny>,
+    #[pyo3(get, set)]
+    raised: bool,
+    #[pyo3(get)]
+    refused: Py<PyAny>,
+}
+
+impl ConsumeBatch {
+    /// A batch of `messages` with their `stored` counts, out of the collector's sight.
+    fn build<'py>(
+        key: &Bound<'py, PyAny>,
+        queue: &Bound<'py, PyAny>,
+        pq: &Bound<'py, PyAny>,
+        messages: Vec<Py<PyAny>>,
+        stored: Vec<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let py = key.py();
+        let batch = Bound::new(
+            py,
+            ConsumeBatch {
+                key: key.clone().unbind(),
+                queue: queue.clone().unbind(),
+                pq: pq.clone().unbind(),
+                messages,
+                stored,
+                started_at: py.None(),
+                finished_at: py.None(),
+                expired: false,
+                status: py.None(),
+                context: py.None(),
+                raised: false,
+                refused: py.None(),
+            },
+        )?;
+        // SAFETY: a new object of a GC type, with the GIL held; nothing it holds leads back
+        // to it until `refused` is set, which tracks it again.
+        unsafe { pyo3::ffi::PyObject_GC_UnTrack(batch.as_ptr().cast()) };
+        Ok(batch)
+    }
+}
+
+/// `module.path` (a chain of attributes), looked up when first needed and kept in `cell`.
+fn constant<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    module: &str,
+    path: &[&str],
+) -> PyResult<&'py Bound<'py, PyAny>> {
+    let found = cell.get_or_try_init(py, || {
+        let mut found = py.import(module)?.into_any();
+        for name in path {
+            found = found.getattr(*name)?;
+        }
+        PyResult::Ok(found.unbind())
+    })?;
+    Ok(found.bind(py))
+}
+
+static CONSUME_START_TIME: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `rmqcompat.properties.CONSUME_START_TIME`, the property the listener call is stamped in.
+fn consume_start_time(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    constant(
+        py,
+        &CONSUME_START_TIME,
+        "rmqcompat.properties",
+        &["CONSUME_START_TIME"],
+    )
+}
+
+/// Each message's `reconsume_times`: what the broker stored, which send-back routes by.
+fn stored_counts(messages: &[Py<PyAny>], py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+    messages
+        .iter()
+        .map(|msg| {
+            Ok(msg
+                .bind(py)
+                .getattr(intern!(py, "reconsume_times"))?
+                .unbind())
+        })
+        .collect()
+}
+
+#[pymethods]
+impl ConsumeBatch {
+    #[new]
+    #[pyo3(signature = (key, queue, pq, messages, stored = None))]
+    fn new<'py>(
+        key: &Bound<'py, PyAny>,
+        queue: &Bound<'py, PyAny>,
+        pq: &Bound<'py, PyAny>,
+        messages: &Bound<'py, PyAny>,
+        stored: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let py = key.py();
+        let messages: Vec<Py<PyAny>> = messages
+            .try_iter()?
+            .map(|msg| Ok(msg?.unbind()))
+            .collect::<PyResult<_>>()?;
+        let stored = match stored {
+            None => stored_counts(&messages, py)?,
+            Some(given) => given
+                .try_iter()?
+                .map(|count| Ok(count?.unbind()))
+                .collect::<PyResult<_>>()?,
+        };
+        Self::build(key, queue, pq, messages, stored)
+    }
+
+    /// Begins the listener call: the counterpart of the Python class's `start`.
+    fn start<'py>(
+        slf: &Bound<'py, Self>,
+        started: Py<PyAny>,
+        stamp: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let py = slf.py();
+        let (queue, pq) = {
+            let this = slf.borrow();
+            (this.queue.clone_ref(py), this.pq.clone_ref(py))
+        };
+        let context = ConsumeConcurrentlyContext::create(queue.bind(py))?;
+        let skipped = {
+            let mut this = slf.borrow_mut();
+            this.context = context.clone().into_any().unbind();
+            this.expired
+        };
+        if skipped || dropped(pq.bind(py))? {
+            return Ok(None);
+        }
+        let messages = {
+            let mut this = slf.borrow_mut();
+            this.started_at = started;
+            PyList::new(py, this.messages.iter().map(|msg| msg.bind(py)))?
+        };
+        let name = consume_start_time(py)?;
+        for msg in messages.iter() {
+            msg.getattr(intern!(py, "properties"))?
+                .set_item(name, stamp)?;
+        }
+        Ok(Some(PyTuple::new(
+            py,
+            [messages.into_any(), context.into_any()],
+        )?))
+    }
+
+    /// A new list of the batch's messages (the Python class's list, copied).
+    #[getter]
+    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.messages.iter().map(|msg| msg.bind(py)))
+    }
+
+    #[getter]
+    fn stored<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.stored.iter().map(|count| count.bind(py)))
+    }
+
+    /// Setting it lets the collector see the batch again: an exception's traceback may
+    /// lead back to it, a cycle only the collector can free.
+    #[setter]
+    fn set_refused(slf: &Bound<'_, Self>, refused: Py<PyAny>) {
+        let tracked = !refused.is_none(slf.py());
+        slf.borrow_mut().refused = refused;
+        if tracked {
+            track(slf.as_any());
+        }
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for held in [
+            &self.key,
+            &self.queue,
+            &self.pq,
+            &self.started_at,
+            &self.finished_at,
+            &self.status,
+            &self.context,
+            &self.refused,
+        ] {
+            visit.call(held)?;
+        }
+        for held in self.messages.iter().chain(self.stored.iter()) {
+            visit.call(held)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.messages.clear();
+        Python::attach(|py| {
+            self.context = py.None();
+            self.refused = py.None();
+            self.status = py.None();
+        });
+    }
+}
+
+/// Cuts `messages` (one partition's, in order) into batches of at most `size` and appends
+/// them to `out`; at size one each batch's stored count is its message's. The counterpart
+/// of `rmqcompat.consumer.dispatch.add_batches`.
+#[pyfunction]
+pub fn add_batches<'py>(
+    key: &Bound<'py, PyAny>,
+    queue: &Bound<'py, PyAny>,
+    pq: &Bound<'py, PyAny>,
+    messages: &Bound<'py, PyList>,
+    size: usize,
+    out: &Bound<'py, PyList>,
+) -> PyResult<()> {
+    if size == 0 {
+        return Err(PyValueError::new_err("a batch holds at least one message"));
+    }
+    let py = key.py();
+    let all: Vec<Py<PyAny>> = messages.iter().map(Bound::unbind).collect();
+    for chunk in all.chunks(size) {
+        let chunk: Vec<Py<PyAny>> = chunk.iter().map(|msg| msg.clone_ref(py)).collect();
+        let stored = stored_counts(&chunk, py)?;
+        out.append(ConsumeBatch::build(key, queue, pq, chunk, stored)?)?;
+    }
+    Ok(())
+}
+
+/// `rmqcompat.consumer.listener.MAX_INT`, RocketMQ's initial `ackIndex` (one object for
+/// every context, as the Python class's default).
+static MAX_INT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// What a concurrent listener may read and set for the batch it is given: the counterpart
+/// of `rmqcompat.consumer.listener.ConsumeConcurrentlyContext` (see it for each field).
+/// One is built for every listener call and lives until the call's result is settled; it
+/// stays out of the collector's sight until a set of failed indexes is asked for or given,
+/// the only field that could lead back to it.
+#[pyclass(module = "rmqcompat._core", name = "ConsumeConcurrentlyContext")]
+pub struct ConsumeConcurrentlyContext {
+    #[pyo3(get, set)]
+    message_queue: Py<PyAny>,
+    #[pyo3(get, set)]
+    ack_index: Py<PyAny>,
+    #[pyo3(get, set)]
+    delay_level_when_next_consume: Py<PyAny>,
+    #[pyo3(get)]
+    marked: Py<PyAny>,
+}
+
+impl ConsumeConcurrentlyContext {
+    /// A context for a batch of `message_queue`, with RocketMQ's initial values.
+    fn create<'py>(message_queue: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        Self::new(message_queue, None, None, None)
+    }
+
+    fn set_marked_to(slf: &Bound<'_, Self>, marked: Py<PyAny>) {
+        let tracked = !marked.is_none(slf.py());
+        slf.borrow_mut().marked = marked;
+        if tracked {
+            track(slf.as_any());
+        }
+    }
+}
+
+#[pymethods]
+impl ConsumeConcurrentlyContext {
+    #[new]
+    #[pyo3(signature = (message_queue, ack_index = None, delay_level_when_next_consume = None,
+                        failed_indexes = None))]
+    fn new<'py>(
+        message_queue: &Bound<'py, PyAny>,
+        ack_index: Option<Py<PyAny>>,
+        delay_level_when_next_consume: Option<Py<PyAny>>,
+        failed_indexes: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let py = message_queue.py();
+        let context = Bound::new(
+            py,
+            ConsumeConcurrentlyContext {
+                message_queue: message_queue.clone().unbind(),
+                ack_index: match ack_index {
+                    Some(index) => index,
+                    None => constant(py, &MAX_INT, "rmqcompat.consumer.listener", &["MAX_INT"])?
+                        .clone()
+                        .unbind(),
+                },
+                delay_level_when_next_consume: match delay_level_when_next_consume {
+                    Some(level) => level,
+                    None => 0i64.into_pyobject(py)?.into_any().unbind(),
+                },
+                marked: py.None(),
+            },
+        )?;
+        // SAFETY: a new object of a GC type, with the GIL held; tracked again below or
+        // when a set of failed indexes is asked for or given.
+        unsafe { pyo3::ffi::PyObject_GC_UnTrack(context.as_ptr().cast()) };
+        if let Some(indexes) = failed_indexes {
+            Self::set_marked_to(&context, indexes);
+        }
+        Ok(context)
+    }
+
+    #[getter]
+    fn failed_indexes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let marked = slf.borrow().marked.clone_ref(py);
+        if !marked.is_none(py) {
+            return Ok(marked.into_bound(py));
+        }
+        let created = PySet::empty(py)?.into_any();
+        Self::set_marked_to(slf, created.clone().unbind());
+        Ok(created)
+    }
+
+    #[setter]
+    fn set_failed_indexes(slf: &Bound<'_, Self>, indexes: Py<PyAny>) {
+        Self::set_marked_to(slf, indexes);
+    }
+
+    #[setter]
+    fn set_marked(slf: &Bound<'_, Self>, marked: Py<PyAny>) {
+        Self::set_marked_to(slf, marked);
+    }
+
+    fn fail(slf: &Bound<'_, Self>, index: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::failed_indexes(slf)?.call_method1(intern!(slf.py(), "add"), (index,))?;
+        Ok(())
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let py = slf.py();
+        let this = slf.borrow();
+        let marked = this.marked.bind(py);
+        let failed = if marked.is_truthy()? {
+            marked.repr()?.to_string()
+        } else {
+            "set()".to_owned()
+        };
+        Ok(format!(
+            "ConsumeConcurrentlyContext(message_queue={}, ack_index={}, \
+             delay_level_when_next_consume={}, failed_indexes={failed})",
+            this.message_queue.bind(py).repr()?,
+            this.ack_index.bind(py).str()?,
+            this.delay_level_when_next_consume.bind(py).str()?,
+        ))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.message_queue)?;
+        visit.call(&self.ack_index)?;
+        visit.call(&self.delay_level_when_next_consume)?;
+        visit.call(&self.marked)?;
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        Python::attach(|py| self.marked = py.None());
+    }
+}
+
+static CONSUME_SUCCESS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `ConsumeConcurrentlyStatus.CONSUME_SUCCESS`.
+fn consume_success(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    let path = ["ConsumeConcurrentlyStatus", "CONSUME_SUCCESS"];
+    constant(py, &CONSUME_SUCCESS, "rmqcompat.consumer.listener", &path)
+}
+
+/// Whether a call of `size` messages that returned `status` with `context` succeeded
+/// whole: `rmqcompat.consumer.ack.all_succeeded` for the core's context; None for any other
+/// context, or an `ack_index` beyond 64 bits, which the caller leaves to the Python loop.
+fn succeeded_whole(
+    status: &Bound<'_, PyAny>,
+    context: &Bound<'_, PyAny>,
+    size: usize,
+) -> PyResult<Option<bool>> {
+    let Ok(context) = context.cast::<ConsumeConcurrentlyContext>() else {
+        return Ok(None);
+    };
+    if !status.is(consume_success(status.py())?) {
+        return Ok(Some(false));
+    }
+    let context = context.borrow();
+    let Ok(ack_index) = context.ack_index.bind(status.py()).extract::<i64>() else {
+        return Ok(None);
+    };
+    let last = i64::try_from(size).unwrap_or(i64::MAX) - 1;
+    Ok(Some(
+        ack_index >= last && !context.marked.bind(status.py()).is_truthy()?,
+    ))
+}
+
+/// The listener call's seconds, when both ends are known floats.
+fn took_s(batch: &ConsumeBatch, py: Python<'_>) -> Option<f64> {
+    let began = batch.started_at.bind(py).extract::<f64>().ok()?;
+    let finished = batch.finished_at.bind(py).extract::<f64>().ok()?;
+    Some(finished - began)
+}
+
+/// Settles the batches of one partition that succeeded whole, from `batches[start]` on:
+/// the counterpart of `rmqcompat.consumer.settlement.settle_successes` for the core's
+/// batches and contexts; it stops at anything else, which the Python loop then decides.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn settle_successes<'py>(
+    batches: &Bound<'py, PyList>,
+    start: usize,
+    pq: &Bound<'py, PyAny>,
+    running: &Bound<'py, PyDict>,
+    limit: f64,
+    acked: &Bound<'py, PyList>,
+    succeeded: Option<&Bound<'py, PyList>>,
+) -> PyResult<(usize, usize)> {
+    let py = batches.py();
+    let (mut at, mut timeouts) = (start, 0);
+    while at < batches.len() {
+        let item = batches.get_item(at)?;
+        let Ok(batch) = item.cast::<ConsumeBatch>() else {
+            break;
+        };
+        let messages = {
+            let this = batch.borrow();
+            if !this.pq.bind(py).is(pq) || this.status.is_none(py) || this.context.is_none(py) {
+                break;
+            }
+            let whole = succeeded_whole(
+                this.status.bind(py),
+                this.context.bind(py),
+                this.messages.len(),
+            )?;
+            if whole != Some(true) || !running.contains(batch)? {
+                break;
+            }
+            if took_s(&this, py).is_some_and(|took| took >= limit) {
+                timeouts += 1;
+            }
+            if let Some(succeeded) = succeeded {
+                let took_ms = took_s(&this, py).map_or(0, |took| (took * 1000.0) as i64);
+                let list = PyList::new(py, this.messages.iter().map(|msg| msg.bind(py)))?;
+                succeeded.append((list, took_ms))?;
+            }
+            this.messages
+                .iter()
+                .map(|msg| msg.clone_ref(py))
+                .collect::<Vec<_>>()
+        };
+        running.del_item(batch)?;
+        for msg in messages {
+            acked.append(msg.bind(py).getattr(intern!(py, "queue_offset"))?)?;
+        }
+        at += 1;
+    }
+    Ok((at, timeouts))
+}
