@@ -434,7 +434,6 @@ fn took_s(batch: &ConsumeBatch, py: Python<'_>) -> Option<f64> {
 /// the counterpart of `rmqcompat.consumer.settlement.settle_successes` for the core's
 /// batches and contexts; it stops at anything else, which the Python loop then decides.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 pub fn settle_successes<'py>(
     batches: &Bound<'py, PyList>,
     start: usize,

@@ -47,6 +47,18 @@ def unowned(partitions: Mapping[str, int], owned: Iterable[Key]) -> set[Key]:
     return {(t, p) for t, count in partitions.items() for p in range(count)} - taken
 
 
+def rejoin(consumer: Consumer, subscribe: Callable[[Consumer], None]) -> None:
+    """Leave the group and join it again with ``subscribe``.
+
+    Leaving makes the group rebalance, and its leader reads the topics' metadata afresh;
+    this member's partitions are revoked (committed) and assigned again. A subscribe alone
+    would not do: librdkafka ignores a subscribe to the topics it is subscribed to already
+    (measured: no rebalance followed).
+    """
+    consumer.unsubscribe()
+    subscribe(consumer)
+
+
 class UnownedWatch:
     """Tells the poll thread when its group should rejoin; owned by the poll thread."""
 
@@ -89,17 +101,10 @@ class UnownedWatch:
         return bool(both)
 
     def rejoin_if_due(self, consumer: Consumer, subscribe: Callable[[Consumer], None]) -> bool:
-        """Leave the group and join it again with ``subscribe`` when :meth:`due` says so.
-
-        Leaving makes the group rebalance, and its leader reads the topics' metadata
-        afresh; this member's partitions are revoked (committed) and assigned again. A
-        subscribe alone would not do: librdkafka ignores a subscribe to the topics it is
-        subscribed to already (measured: no rebalance followed).
-        """
+        """:func:`rejoin` with ``subscribe`` when :meth:`due` says so."""
         if not self.due():
             return False
-        consumer.unsubscribe()
-        subscribe(consumer)
+        rejoin(consumer, subscribe)
         return True
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient
 
 from rmqcompat.clock import Clock
 from rmqcompat.closing import close_group_member
-from rmqcompat.consumer.unowned import UnownedWatch
+from rmqcompat.consumer.unowned import UnownedWatch, rejoin
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.lookups import with_retries
 from rmqcompat.message import MessageExt
@@ -134,13 +134,11 @@ class CheckService:
             self.error = exc
 
     def _rejoin_if_asked(self, consumer: Consumer) -> None:
-        """Leave the group and join it again when an assignment could not start: the
-        next assignment looks its watermarks up afresh (a subscribe alone would not
-        rebalance, see :meth:`UnownedWatch.rejoin_if_due`)."""
+        """Leave the group and join it again (:func:`rejoin`) when an assignment could not
+        start: the next assignment looks its watermarks up afresh."""
         if self._rejoin:
             self._rejoin = False
-            consumer.unsubscribe()
-            self._subscribe(consumer)
+            rejoin(consumer, self._subscribe)
 
     def _read(self, record: Any) -> None:
         if record.error() is not None:
