@@ -1,7 +1,11 @@
 # The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
 # Each function has exactly the signature of its pure-Python reference.
 
+from rmqcompat.consumer.dispatch import ConsumeBatch as ConsumeBatch
+from rmqcompat.consumer.dispatch import add_batches as add_batches
 from rmqcompat.consumer.intake import accept_run as accept_run
+from rmqcompat.consumer.listener import ConsumeConcurrentlyContext as ConsumeConcurrentlyContext
+from rmqcompat.consumer.settlement import settle_successes as settle_successes
 from rmqcompat.dlq.chunk import replay_records as replay_records
 from rmqcompat.dlq.chunk import take_chunk as take_chunk
 from rmqcompat.dlq.model import decode_ids

@@ -430,6 +430,28 @@ fn took_s(batch: &ConsumeBatch, py: Python<'_>) -> Option<f64> {
     Some(finished - began)
 }
 
+/// `rmqcompat.consumer.settlement.add_success`: the call on `messages` that took `took_ms`
+/// joins the last entry of `succeeded` when that one took as long, else is a new entry.
+fn add_success(
+    succeeded: &Bound<'_, PyList>,
+    messages: &[Py<PyAny>],
+    took_ms: i64,
+) -> PyResult<()> {
+    let py = succeeded.py();
+    if let Some(last) = succeeded.len().checked_sub(1) {
+        let last = succeeded.get_item(last)?;
+        let (calls, last_ms): (Bound<'_, PyList>, Bound<'_, PyAny>) = last.extract()?;
+        if last_ms.eq(took_ms)? {
+            for msg in messages {
+                calls.append(msg.bind(py))?;
+            }
+            return Ok(());
+        }
+    }
+    let calls = PyList::new(py, messages.iter().map(|msg| msg.bind(py)))?;
+    succeeded.append((calls, took_ms))
+}
+
 /// Settles the batches of one partition that succeeded whole, from `batches[start]` on:
 /// the counterpart of `rmqcompat.consumer.settlement.settle_successes` for the core's
 /// batches and contexts; it stops at anything else, which the Python loop then decides.
@@ -468,8 +490,7 @@ pub fn settle_successes<'py>(
             }
             if let Some(succeeded) = succeeded {
                 let took_ms = took_s(&this, py).map_or(0, |took| (took * 1000.0) as i64);
-                let list = PyList::new(py, this.messages.iter().map(|msg| msg.bind(py)))?;
-                succeeded.append((list, took_ms))?;
+                add_success(succeeded, &this.messages, took_ms)?;
             }
             this.messages
                 .iter()

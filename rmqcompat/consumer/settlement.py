@@ -142,7 +142,7 @@ class Settlement:
         self, batches: list[ConsumeBatch], succeeded: list[tuple[list[MessageExt], int]] | None
     ) -> None:
         """:meth:`on_results`' loop; the calls that succeeded whole go to ``succeeded``
-        (with their listener time in ms) unless it is None (tracing is off)."""
+        (:func:`add_success`) unless it is None (tracing is off)."""
         running, limit = self._running, self._settings.consume_timeout_s
         pq: ProcessQueue | None = None  # the run's process queue
         state: PartitionState | None = None
@@ -170,7 +170,7 @@ class Settlement:
             msgs = batch.messages
             if all_succeeded(status, context.ack_index, len(msgs), context.marked):
                 if succeeded is not None:
-                    succeeded.append((msgs, _took_ms(batch)))
+                    add_success(succeeded, msgs, _took_ms(batch))
                 for msg in msgs:
                     acked.append(msg.queue_offset)
                 # the rest of the run, while its batches succeeded whole
@@ -327,6 +327,21 @@ class Settlement:
             self._send_back(batch, msgs, CONSUME_TIMEOUT_LEVEL)
 
 
+def add_success(
+    succeeded: list[tuple[list[MessageExt], int]], msgs: Sequence[MessageExt], took_ms: int
+) -> None:
+    """Add a listener call that succeeded whole, on ``msgs`` in ``took_ms``, to the calls
+    to trace: to the last entry when it took as long (at batch size 1 most calls take
+    0 ms, and an entry per run of them is less work than one per call), else as a new
+    entry. The entries' lists are their own: the batches' are copied, never extended."""
+    if succeeded:
+        last, last_ms = succeeded[-1]
+        if last_ms == took_ms:
+            last.extend(msgs)
+            return
+    succeeded.append((list(msgs), took_ms))
+
+
 def settle_successes(
     batches: Sequence[ConsumeBatch],
     start: int,
@@ -339,7 +354,8 @@ def settle_successes(
     """Settle ``batches[start:]`` in one call while each is of ``pq`` (a partition still
     owned), still ``running`` and succeeded whole, as the settle loop does: each leaves
     ``running``, its messages' offsets go to ``acked``, and unless ``succeeded`` is None
-    (tracing off) its messages and listener time in ms are appended to it.
+    (tracing off) its messages and listener time in ms are added to it
+    (:func:`add_success`).
 
     Returns the index of the first batch it did not take, which the loop then decides,
     and how many of those it took ran for at least ``limit`` seconds (RocketMQ's consume
@@ -361,7 +377,7 @@ def settle_successes(
         if finished is not None and began is not None and finished - began >= limit:
             timeouts += 1
         if succeeded is not None:
-            succeeded.append((msgs, _took_ms(batch)))
+            add_success(succeeded, msgs, _took_ms(batch))
         for msg in msgs:
             acked.append(msg.queue_offset)
         start += 1

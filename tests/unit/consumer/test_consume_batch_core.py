@@ -175,14 +175,15 @@ def test_successes_settle_the_same_compiled_and_pure(
 
 
 def test_the_core_settles_a_run_of_successes_itself() -> None:
-    """The core takes a run itself (stopping at once would leave it all to the loop), and
-    counts a call that took the consume timeout or longer."""
+    """The core takes a run itself (stopping at once would leave it all to the loop),
+    counts a call that took the consume timeout or longer, and traces calls of the same
+    duration in one entry."""
     plan = [(0, SUCCESS, MAX_INT, None, True, (1.0, 31.0), 2)] * 3
     plan += [(0, LATER, MAX_INT, None, True, (1.0, 2.0), 1)]
     result, left, acked, traced = _settled("compiled", plan, 0, True)
     assert result == (3, 3) and left == [3]
     assert acked == [0, 1, 0, 1, 0, 1]
-    assert traced == [(["m0", "m1"], 30000)] * 3
+    assert traced == [(["m0", "m1"] * 3, 30000)]
 
 
 def test_the_cores_settle_leaves_a_python_batch_to_the_loop() -> None:

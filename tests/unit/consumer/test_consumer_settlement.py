@@ -12,7 +12,7 @@ from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcu
 from rmqcompat.consumer.partitions import Partitions
 from rmqcompat.consumer.sendback import SendBack
 from rmqcompat.consumer.settings import ConsumerSettings
-from rmqcompat.consumer.settlement import Settlement
+from rmqcompat.consumer.settlement import Settlement, add_success
 from rmqcompat.message import MessageExt, MessageQueue
 from rmqcompat.trace import Emitter, Tracer
 
@@ -168,3 +168,13 @@ def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append(
     ]
     # the three successes in one append, the failure in its own, its send-back in another
     assert traces.appends == 3
+
+
+def test_traced_calls_of_one_duration_share_an_entry_and_no_batch_list_grows():
+    first, second, third = ([MessageExt("T", b"x", f"m{i}", 0, i, 0, 0)] for i in range(3))
+    succeeded: list[tuple[list[MessageExt], int]] = []
+    add_success(succeeded, first, 0)
+    add_success(succeeded, second, 0)
+    add_success(succeeded, third, 2)
+    assert succeeded == [(first + second, 0), (third, 2)]
+    assert len(first) == 1 and succeeded[1][0] is not third
