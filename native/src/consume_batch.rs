@@ -472,7 +472,9 @@ pub fn settle_successes<'py>(
         let Ok(batch) = item.cast::<ConsumeBatch>() else {
             break;
         };
-        let messages = {
+        {
+            // a shared borrow: what runs meanwhile (reading a message's offset) does not
+            // change the batch
             let this = batch.borrow();
             if !this.pq.bind(py).is(pq) || this.status.is_none(py) || this.context.is_none(py) {
                 break;
@@ -492,15 +494,11 @@ pub fn settle_successes<'py>(
                 let took_ms = took_s(&this, py).map_or(0, |took| (took * 1000.0) as i64);
                 add_success(succeeded, &this.messages, took_ms)?;
             }
-            this.messages
-                .iter()
-                .map(|msg| msg.clone_ref(py))
-                .collect::<Vec<_>>()
-        };
-        running.del_item(batch)?;
-        for msg in messages {
-            acked.append(msg.bind(py).getattr(intern!(py, "queue_offset"))?)?;
+            for msg in &this.messages {
+                acked.append(msg.bind(py).getattr(intern!(py, "queue_offset"))?)?;
+            }
         }
+        running.del_item(batch)?;
         at += 1;
     }
     Ok((at, timeouts))
