@@ -2,14 +2,14 @@
 //! counterpart of `rmqcompat.consumer.intake.accept_run` (see it for the rules).
 
 use crate::process_queue::add_to;
-use crate::run::{run_offset, Fetched};
+use crate::run::run_offset;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 #[pyfunction]
 pub fn accept_run<'py>(
-    records: &Bound<'py, PyAny>,
+    records: &Bound<'py, PyList>,
     start: usize,
     place: (Bound<'py, PyString>, Bound<'py, PyAny>, Bound<'py, PyAny>),
     pq: &Bound<'py, PyAny>,
@@ -17,10 +17,12 @@ pub fn accept_run<'py>(
 ) -> PyResult<usize> {
     let py = records.py();
     let (physical, logical, partition) = place;
-    let fetched = Fetched::new(records)?;
     let mut at = start;
-    while at < fetched.len {
-        let record = fetched.get(at)?;
+    while at < records.len() {
+        let record = records.get_item(at)?;
+        if record.is_none() {
+            break; // taken already
+        }
         let Some(offset) = run_offset(&record, physical.as_any(), &partition)? else {
             break;
         };
@@ -31,6 +33,7 @@ pub fn accept_run<'py>(
         let size = msg.getattr(intern!(py, "body"))?.len()?;
         add_to(pq, &offset, i64::try_from(size).unwrap_or(i64::MAX))?;
         out.append(msg)?;
+        records.set_item(at, py.None())?; // taken: freed once its message is built
         at += 1;
     }
     Ok(at)

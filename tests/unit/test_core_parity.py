@@ -648,9 +648,12 @@ def test_taking_a_run_of_records_is_the_same_compiled_and_pure(
         (core.accept_run, ProcessQueue()),  # the core's run takes either queue
     ):
         out: list[MessageExt] = []
-        end = take(records, start, where, pq, out)
+        given = list(records)  # the run takes what it accepts out of the list
+        end = take(given, start, where, pq, out)
         taken = [(type(m), _fields(m)) for m in out]
-        outcomes.append((end, taken, pq.count, pq.size_bytes, pq.highest_seen, pq.first()))
+        left = [i for i, record in enumerate(given) if record is None]
+        outcomes.append((end, taken, left, pq.count, pq.size_bytes, pq.highest_seen, pq.first()))
+        assert left == list(range(start, end))
     assert outcomes[1] == outcomes[0]
     assert outcomes[2] == outcomes[0]
 

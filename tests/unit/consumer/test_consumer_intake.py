@@ -68,6 +68,15 @@ def test_messages_are_grouped_per_partition_in_fetch_order_and_tracked():
     assert (pq.count, pq.size_bytes, pq.first()) == (2, 4, 0)
 
 
+def test_the_fetch_is_used_up_so_each_record_is_freed_once_read():
+    intake, _, poisoned = _intake()
+    records = [Record(TOPIC, 0, i, {}) for i in range(3)] + [Record(TOPIC, 1, 0, {})]
+    records.append(Record(TOPIC, 1, 1, [("TAGS", b"\xff")]))  # poison: quarantined
+    staged = intake.accept(records)
+    assert records == [None] * 5
+    assert sum(len(v) for v in staged.values()) == 4 and [p[0] for p in poisoned] == [1]
+
+
 def test_retry_topic_messages_get_their_original_topic():
     intake, _, _ = _intake()
     staged = intake.accept([Record(RETRY, 0, 0, {props.RETRY_TOPIC: "T"})])
