@@ -1,6 +1,7 @@
 # The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
 # Each function has exactly the signature of its pure-Python reference.
 
+from rmqcompat.consumer.dispatch import BatchRunner as BatchRunner
 from rmqcompat.consumer.dispatch import ConsumeBatch as ConsumeBatch
 from rmqcompat.consumer.dispatch import add_batches as add_batches
 from rmqcompat.consumer.intake import accept_run as accept_run

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PySet, PyTuple};
 use pyo3::{intern, PyTraverseError, PyVisit};
+use std::sync::Mutex;
 
 use crate::process_queue::dropped;
 use crate::track;
@@ -502,4 +503,170 @@ pub fn settle_successes<'py>(
         at += 1;
     }
     Ok((at, timeouts))
+}
+
+/// A module attribute of the consumer's listener vocabulary, kept once looked up.
+fn listener_attr<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    name: &str,
+) -> PyResult<&'py Bound<'py, PyAny>> {
+    constant(py, cell, "rmqcompat.consumer.listener", &[name])
+}
+
+static ANSWERED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static LISTENER_RAISED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static LISTENER_KIND_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `rmqcompat.errors.ListenerKindError`.
+fn listener_kind_error(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    constant(
+        py,
+        &LISTENER_KIND_ERROR,
+        "rmqcompat.errors",
+        &["ListenerKindError"],
+    )
+}
+static STAMP_REUSE_S: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The last CONSUME_START_TIME text and until when (monotonic seconds) it is reused.
+struct Stamp {
+    until: f64,
+    text: Option<Py<PyAny>>,
+}
+
+/// Runs a batch's listener call on a worker thread: the counterpart of
+/// `rmqcompat.consumer.dispatch.BatchRunner` (see it), with `invoke`'s common answer
+/// (CONSUME_SUCCESS) taken here and every other answer given to the Python functions
+/// `invoke` itself calls (`answered`, `listener_raised`).
+#[pyclass(module = "rmqcompat._core", name = "BatchRunner", frozen)]
+pub struct BatchRunner {
+    listener: Py<PyAny>,
+    group: Py<PyAny>,
+    clock: Py<PyAny>,
+    now_ms: Py<PyAny>,
+    reuse_s: f64,
+    /// Worker threads share it; each holds the GIL while it reads or replaces it.
+    stamp: Mutex<Stamp>,
+}
+
+impl BatchRunner {
+    /// The CONSUME_START_TIME text for a call starting at `started`.
+    fn stamp_at(&self, py: Python<'_>, started: f64) -> PyResult<Py<PyAny>> {
+        {
+            let stamp = self.stamp.lock().expect("the stamp is never left poisoned");
+            if let Some(text) = stamp.text.as_ref().filter(|_| started < stamp.until) {
+                return Ok(text.clone_ref(py));
+            }
+        }
+        let text = self.now_ms.bind(py).call0()?.str()?.into_any().unbind();
+        let mut stamp = self.stamp.lock().expect("the stamp is never left poisoned");
+        *stamp = Stamp {
+            until: started + self.reuse_s,
+            text: Some(text.clone_ref(py)),
+        };
+        Ok(text)
+    }
+
+    /// The listener's answer to `messages` with `context`: `invoke`'s result.
+    fn answer<'py>(
+        &self,
+        py: Python<'py>,
+        messages: Bound<'py, PyAny>,
+        context: Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let group = self.group.bind(py);
+        let answer = match self.listener.bind(py).call1((&messages, &context)) {
+            Ok(status) if status.is(consume_success(py)?) => {
+                return Ok((status, false.into_pyobject(py)?.to_owned().into_any()));
+            }
+            Ok(status) => listener_attr(py, &ANSWERED, "answered")?.call1((
+                self.listener.bind(py),
+                group,
+                messages,
+                context,
+                status,
+            ))?,
+            Err(err) if err.is_instance_of::<pyo3::exceptions::PyException>(py) => listener_attr(
+                py,
+                &LISTENER_RAISED,
+                "listener_raised",
+            )?
+            .call1((group, messages, context, err.into_value(py)))?,
+            Err(err) => return Err(err),
+        };
+        answer.extract()
+    }
+}
+
+#[pymethods]
+impl BatchRunner {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        listener: Py<PyAny>,
+        group: Py<PyAny>,
+        clock: Py<PyAny>,
+        now_ms: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let reuse_s = constant(
+            py,
+            &STAMP_REUSE_S,
+            "rmqcompat.consumer.dispatch",
+            &["STAMP_REUSE_S"],
+        )?
+        .extract()?;
+        Ok(Self {
+            listener,
+            group,
+            clock,
+            now_ms,
+            reuse_s,
+            stamp: Mutex::new(Stamp {
+                until: -1.0,
+                text: None,
+            }),
+        })
+    }
+
+    fn __call__(&self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let compiled = batch.cast::<ConsumeBatch>().ok();
+        let started = self.clock.bind(py).call0()?;
+        let text = self.stamp_at(py, started.extract()?)?;
+        let call = match compiled {
+            Some(batch) => ConsumeBatch::start(batch, started.unbind(), text.bind(py))?,
+            None => {
+                let call = batch.call_method1(intern!(py, "start"), (started, text))?;
+                call.cast_into::<PyTuple>().ok()
+            }
+        };
+        let Some(call) = call else {
+            return Ok(true); // reported unrun (status None)
+        };
+        let (messages, context): (Bound<'_, PyAny>, Bound<'_, PyAny>) = call.extract()?;
+        match self.answer(py, messages, context) {
+            Ok((status, raised)) => match compiled {
+                Some(batch) => {
+                    let mut this = batch.borrow_mut();
+                    this.status = status.unbind();
+                    this.raised = raised.is_truthy()?;
+                }
+                None => {
+                    batch.setattr(intern!(py, "status"), status)?;
+                    batch.setattr(intern!(py, "raised"), raised)?;
+                }
+            },
+            // settled on the poll thread, which stops on it
+            Err(err) if err.matches(py, listener_kind_error(py)?)? => {
+                batch.setattr(intern!(py, "refused"), err.into_value(py))?;
+            }
+            Err(err) => return Err(err),
+        }
+        let finished = self.clock.bind(py).call0()?;
+        match compiled {
+            Some(batch) => batch.borrow_mut().finished_at = finished.unbind(),
+            None => batch.setattr(intern!(py, "finished_at"), finished)?,
+        }
+        Ok(true)
+    }
 }

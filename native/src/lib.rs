@@ -1472,6 +1472,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(replay::take_chunk, module)?)?;
     module.add_function(wrap_pyfunction!(consume_batch::add_batches, module)?)?;
     module.add_function(wrap_pyfunction!(consume_batch::settle_successes, module)?)?;
+    module.add_class::<consume_batch::BatchRunner>()?;
     module.add_class::<consume_batch::ConsumeBatch>()?;
     module.add_class::<consume_batch::ConsumeConcurrentlyContext>()?;
     module.add_class::<MessageIds>()?;

@@ -25,7 +25,7 @@ from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import CONSUME_START_TIME
 
 #: How long (monotonic seconds) a CONSUME_START_TIME text is reused for later calls.
-_STAMP_REUSE_S = 0.001
+STAMP_REUSE_S = 0.001
 
 
 class ConsumeBatch:
@@ -150,33 +150,33 @@ class Pool(Protocol):
     def shutdown(self) -> None: ...
 
 
-class WorkerPool(HandOff[ConsumeBatch]):
-    """``threads`` workers calling ``listener`` (:class:`HandOff`); finished batches, run
-    or skipped, are read with :meth:`results`."""
+class BatchRunner:
+    """Runs a batch's listener call on a worker thread (:class:`WorkerPool`'s job).
+
+    Reports every batch (True): run, or skipped when :meth:`ConsumeBatch.start` says so.
+    The reference of the core's ``BatchRunner``, which the pool uses where the core is
+    built (``tests/unit/consumer/test_consume_batch_core.py`` runs both).
+    """
+
+    __slots__ = ("_clock", "_group", "_listener", "_now_ms", "_stamp")
 
     def __init__(
-        self,
-        listener: ListenerFn,
-        group: str,
-        threads: int,
-        clock: Callable[[], float],
-        now_ms: Clock = epoch_ms,
+        self, listener: ListenerFn, group: str, clock: Callable[[], float], now_ms: Clock
     ) -> None:
         self._listener = listener
+        self._group = group
         self._clock = clock
         self._now_ms = now_ms
         self._stamp = (-1.0, "")  # the last CONSUME_START_TIME text and until when it holds
-        self._group = group
-        super().__init__(self._run, f"consume-{group}", threads)
 
-    def _run(self, batch: ConsumeBatch) -> bool:
+    def __call__(self, batch: ConsumeBatch) -> bool:
         started = self._clock()
         # RocketMQ stamps every message with the wall clock before the call; the text is
-        # reused for calls starting within _STAMP_REUSE_S of its reading (so it is at most
+        # reused for calls starting within STAMP_REUSE_S of its reading (so it is at most
         # 1 ms behind): reading the wall clock costs more than the rest of the stamping
         stamp = self._stamp  # one (reuse-until, text) tuple: read and replaced whole
         if started >= stamp[0]:
-            stamp = self._stamp = (started + _STAMP_REUSE_S, str(self._now_ms()))
+            stamp = self._stamp = (started + STAMP_REUSE_S, str(self._now_ms()))
         call = batch.start(started, stamp[1])
         if call is None:
             return True  # reported unrun (status None)
@@ -186,3 +186,23 @@ class WorkerPool(HandOff[ConsumeBatch]):
             batch.refused = exc
         batch.finished_at = self._clock()
         return True
+
+
+#: The runner the pool uses: the core's where it is built.
+new_batch_runner: type[BatchRunner] = BatchRunner if CORE is None else CORE.BatchRunner
+
+
+class WorkerPool(HandOff[ConsumeBatch]):
+    """``threads`` workers calling ``listener`` (:class:`HandOff`, :class:`BatchRunner`);
+    finished batches, run or skipped, are read with :meth:`results`."""
+
+    def __init__(
+        self,
+        listener: ListenerFn,
+        group: str,
+        threads: int,
+        clock: Callable[[], float],
+        now_ms: Clock = epoch_ms,
+    ) -> None:
+        runner = new_batch_runner(listener, group, clock, now_ms)
+        super().__init__(runner, f"consume-{group}", threads)

@@ -233,15 +233,39 @@ def invoke(
         status = fn(msgs, context)
         if status is _SUCCESS:  # the common answer: a shared result, nothing allocated
             return _SUCCEEDED
-    except Exception:
-        _log.exception(
-            "listener raised; RECONSUME_LATER (group=%s, topic=%s, partition=%s, msg_ids=%s)",
-            group,
-            context.message_queue.topic,
-            context.message_queue.queue_id,
-            _ids(msgs),
-        )
-        return Status.RECONSUME_LATER, True
+    except Exception as exc:
+        return listener_raised(group, msgs, context, exc)
+    return answered(fn, group, msgs, context, status)
+
+
+def listener_raised(
+    group: str, msgs: list[MessageExt], context: ConsumeConcurrentlyContext, exc: Exception
+) -> tuple[ConsumeConcurrentlyStatus, bool]:
+    """:func:`invoke`'s answer when the listener raised ``exc``: logged, RECONSUME_LATER."""
+    _log.error(
+        "listener raised; RECONSUME_LATER (group=%s, topic=%s, partition=%s, msg_ids=%s)",
+        group,
+        context.message_queue.topic,
+        context.message_queue.queue_id,
+        _ids(msgs),
+        exc_info=exc,
+    )
+    return Status.RECONSUME_LATER, True
+
+
+def answered(
+    fn: ListenerFn,
+    group: str,
+    msgs: list[MessageExt],
+    context: ConsumeConcurrentlyContext,
+    status: object,
+) -> tuple[ConsumeConcurrentlyStatus, bool]:
+    """:func:`invoke`'s answer when the listener returned ``status`` (CONSUME_SUCCESS, the
+    common answer, is taken before this is called).
+
+    Raises:
+        ListenerKindError: the listener answered with a ``ConsumeOrderlyStatus``.
+    """
     if isinstance(status, ConsumeConcurrentlyStatus):
         return status, False
     if isinstance(status, ConsumeOrderlyStatus):

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rmqcompat.consumer import dispatch, settlement
-from rmqcompat.consumer.listener import MAX_INT, ConsumeConcurrentlyStatus
+from rmqcompat.consumer.listener import MAX_INT, ConsumeConcurrentlyStatus, ConsumeOrderlyStatus
 from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
 from rmqcompat.process_queue import ProcessQueue
@@ -245,3 +245,87 @@ def test_a_message_the_core_decodes_stays_out_of_the_collectors_sight() -> None:
     record = Message(topic="t", partition=2, offset=41, value=b"v", headers=[("UNIQ_KEY", b"A")])
     decoded = compiled_core().plain_decode(record, "t", "T", 2, 41)
     assert isinstance(decoded, MessageExt) and not gc.is_tracked(decoded)
+
+
+#: What a listener answers: each status, nothing, a foreign value, an exception, and the
+#: other consume mode's status (refused: the poll thread stops the consumer on it).
+ANSWERS = [SUCCESS, LATER, None, "yes", ValueError("boom"), ConsumeOrderlyStatus.SUCCESS]
+
+
+def _answering(answer: object) -> Any:
+    def listener(msgs: list[MessageExt], context: Any) -> object:
+        context.ack_index = len(msgs) - 1
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    return listener
+
+
+def _runner(kind: str) -> type[dispatch.BatchRunner]:
+    return dispatch.BatchRunner if kind == "python" else compiled_core().BatchRunner  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("answer", ANSWERS, ids=repr)
+def test_a_listener_call_runs_the_same_compiled_and_pure(
+    answer: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The core's runner against the Python one, on either kind of batch: the batch's
+    result, times and stamps, and what is logged."""
+    outcomes, listener = [], _answering(answer)
+    for runner, batch in [("python", "python"), ("compiled", "compiled"), ("compiled", "python")]:
+        clock = iter([10.0, 10.25]).__next__
+        run = _runner(runner)(listener, "g", clock, lambda: 1700000000123)
+        msgs = _messages([0, 0])
+        made = batch_kind(batch).batch(KEY, QUEUE, ProcessQueue(), msgs)
+        caplog.clear()
+        reported = run(made)
+        refused = made.refused
+        outcomes.append(
+            (
+                reported,
+                made.status,
+                made.raised,
+                None if refused is None else (type(refused), str(refused)),
+                made.started_at,
+                made.finished_at,
+                made.context.ack_index,
+                [m.properties[CONSUME_START_TIME] for m in msgs],
+                [(r.levelname, r.getMessage(), r.exc_info is not None) for r in caplog.records],
+            )
+        )
+    assert outcomes[1] == outcomes[0] and outcomes[2] == outcomes[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_wall_clock_is_read_again_only_a_millisecond_on(kind: str) -> None:
+    """RocketMQ stamps each call with the wall clock; the text is reused for calls that
+    start within ``STAMP_REUSE_S`` of its reading."""
+    clock = iter([1.0, 1.0, 1.0009, 1.0009, 1.001, 1.001]).__next__
+    run = _runner(kind)(_answering(SUCCESS), "g", clock, iter([5, 6, 7]).__next__)
+    stamps = []
+    for _ in range(3):
+        msgs = _messages([0])
+        run(batch_kind(kind).batch(KEY, QUEUE, ProcessQueue(), msgs))
+        stamps.append(msgs[0].properties[CONSUME_START_TIME])
+    assert stamps == ["5", "5", "6"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_batch_not_to_run_is_reported_without_calling_the_listener(kind: str) -> None:
+    calls: list[int] = []
+    run = _runner(kind)(lambda m, c: calls.append(1), "g", lambda: 1.0, lambda: 5)
+    pq = ProcessQueue()
+    pq.dropped = True
+    batch = batch_kind(kind).batch(KEY, QUEUE, pq, _messages([0]))
+    assert run(batch) is True
+    assert calls == [] and batch.status is None and batch.finished_at is None
+
+
+def test_an_interrupt_in_the_listener_is_not_taken_for_its_answer() -> None:
+    """Only an ``Exception`` counts as RECONSUME_LATER, as in ``invoke``."""
+    for kind in KINDS:
+        run = _runner(kind)(_answering(KeyboardInterrupt()), "g", lambda: 1.0, lambda: 5)
+        batch = batch_kind(kind).batch(KEY, QUEUE, ProcessQueue(), _messages([0]))
+        with pytest.raises(KeyboardInterrupt):
+            run(batch)
