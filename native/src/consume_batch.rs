@@ -18,7 +18,7 @@ use pyo3::{intern, PyTraverseError, PyVisit};
 use std::sync::Mutex;
 
 use crate::process_queue::dropped;
-use crate::track;
+use crate::{track, untrack};
 
 #[pyclass(module = "rmqcompat._core", name = "ConsumeBatch")]
 pub struct ConsumeBatch {
@@ -73,9 +73,8 @@ impl ConsumeBatch {
                 refused: py.None(),
             },
         )?;
-        // SAFETY: a new object of a GC type, with the GIL held; nothing it holds leads back
-        // to it until `refused` is set, which tracks it again.
-        unsafe { pyo3::ffi::PyObject_GC_UnTrack(batch.as_ptr().cast()) };
+        // nothing it holds leads back to it until `refused` is set, which tracks it again
+        untrack(batch.as_any());
         Ok(batch)
     }
 }
@@ -325,9 +324,8 @@ impl ConsumeConcurrentlyContext {
                 marked: py.None(),
             },
         )?;
-        // SAFETY: a new object of a GC type, with the GIL held; tracked again below or
-        // when a set of failed indexes is asked for or given.
-        unsafe { pyo3::ffi::PyObject_GC_UnTrack(context.as_ptr().cast()) };
+        // tracked again below, or when a set of failed indexes is asked for or given
+        untrack(context.as_any());
         if let Some(indexes) = failed_indexes {
             Self::set_marked_to(&context, indexes);
         }

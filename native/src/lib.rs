@@ -22,6 +22,15 @@ mod process_queue;
 mod replay;
 mod run;
 
+/// Leaves `object`, a new object of a GC type whose contents cannot lead back to it yet,
+/// out of the cyclic collector's sight (as CPython leaves tuples and dicts that hold
+/// nothing it needs to see); [`track`] lets the collector see it again.
+pub fn untrack(object: &Bound<'_, PyAny>) {
+    // SAFETY: an object of a GC type (every PyO3 class and every slotted Python class is
+    // one), with the GIL held; untracking an untracked object is allowed.
+    unsafe { pyo3::ffi::PyObject_GC_UnTrack(object.as_ptr().cast()) };
+}
+
 /// Lets the collector see `object`, an object of a GC type that was left out of its sight
 /// when built, again (unless it already does): it now holds what may lead back to it.
 pub fn track(object: &Bound<'_, PyAny>) {
@@ -1273,9 +1282,8 @@ impl PendingSend {
             on_report: py.None(),
         };
         let send = Py::new(py, send)?;
-        // SAFETY: a new object of a GC type, with the GIL held (see the class's comment on
-        // why the collector need not see it; CPython untracks tuples and dicts alike).
-        unsafe { pyo3::ffi::PyObject_GC_UnTrack(send.as_ptr().cast()) };
+        // see the class's comment on why the collector need not see it
+        untrack(send.bind(py).as_any());
         Ok(send)
     }
 

@@ -109,7 +109,7 @@ pub fn new_message_ext<'py>(
                 return Err(PyErr::fetch(py));
             }
         }
-        ffi::PyObject_GC_UnTrack(obj.as_ptr().cast());
+        crate::untrack(&obj);
         Ok(obj)
     }
 }
