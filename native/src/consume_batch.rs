@@ -18,6 +18,7 @@ use pyo3::{intern, PyTraverseError, PyVisit};
 use std::sync::Mutex;
 
 use crate::process_queue::dropped;
+use crate::{field, Field};
 use crate::{track, untrack};
 
 #[pyclass(module = "rmqcompat._core", name = "ConsumeBatch")]
@@ -112,12 +113,7 @@ fn consume_start_time(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
 fn stored_counts(messages: &[Py<PyAny>], py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
     messages
         .iter()
-        .map(|msg| {
-            Ok(msg
-                .bind(py)
-                .getattr(intern!(py, "reconsume_times"))?
-                .unbind())
-        })
+        .map(|msg| Ok(field(msg.bind(py), Field::ReconsumeTimes)?.unbind()))
         .collect()
 }
 
@@ -174,8 +170,7 @@ impl ConsumeBatch {
         };
         let name = consume_start_time(py)?;
         for msg in messages.iter() {
-            msg.getattr(intern!(py, "properties"))?
-                .set_item(name, stamp)?;
+            field(&msg, Field::Properties)?.set_item(name, stamp)?;
         }
         Ok(Some(PyTuple::new(
             py,
@@ -494,7 +489,7 @@ pub fn settle_successes<'py>(
                 add_success(succeeded, &this.messages, took_ms)?;
             }
             for msg in &this.messages {
-                acked.append(msg.bind(py).getattr(intern!(py, "queue_offset"))?)?;
+                acked.append(field(msg.bind(py), Field::QueueOffset)?)?;
             }
         }
         running.del_item(batch)?;

@@ -3,7 +3,6 @@
 
 use crate::process_queue::add_to;
 use crate::run::run_offset;
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
@@ -30,7 +29,7 @@ pub fn accept_run<'py>(
         else {
             break;
         };
-        let size = msg.getattr(intern!(py, "body"))?.len()?;
+        let size = crate::field(&msg, crate::Field::Body)?.len()?;
         add_to(pq, &offset, i64::try_from(size).unwrap_or(i64::MAX))?;
         out.append(msg)?;
         records.set_item(at, py.None())?; // taken: freed once its message is built

@@ -18,6 +18,8 @@ mod consume_batch;
 mod holding;
 mod intake;
 mod message_ext;
+
+use message_ext::{field, Field};
 mod process_queue;
 mod replay;
 mod run;
@@ -257,15 +259,11 @@ fn put_received(
     properties: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let py = msg.py();
-    put_some_str(out, Some(msg.getattr(intern!(py, "topic"))?))?;
+    put_some_str(out, Some(field(msg, Field::Topic)?))?;
     out.push(0); // physical topic
-    put_some_int(out, &msg.getattr(intern!(py, "queue_id"))?, "queue id")?;
-    put_some_long(
-        out,
-        &msg.getattr(intern!(py, "queue_offset"))?,
-        "queue offset",
-    )?;
-    put_str(out, &msg.getattr(intern!(py, "msg_id"))?)?;
+    put_some_int(out, &field(msg, Field::QueueId)?, "queue id")?;
+    put_some_long(out, &field(msg, Field::QueueOffset)?, "queue offset")?;
+    put_str(out, &field(msg, Field::MsgId)?)?;
     for name in [
         intern!(py, "ORIGIN_MESSAGE_ID"),
         intern!(py, "TAGS"),
@@ -278,7 +276,7 @@ fn put_received(
 
 /// The last fields of an event about a received message: its born time, no reason.
 fn put_born_and_reason(out: &mut Vec<u8>, msg: &Bound<'_, PyAny>) -> PyResult<()> {
-    let born = msg.getattr(intern!(msg.py(), "born_timestamp"))?;
+    let born = field(msg, Field::BornTimestamp)?;
     put_some_long(out, &born, "born time")?;
     out.push(0); // reason
     Ok(())
@@ -301,9 +299,9 @@ fn consume_events<'py>(
     let mut out: Vec<u8> = Vec::with_capacity(head.len() + 128);
     for (i, msg) in msgs.try_iter()?.enumerate() {
         let msg = msg?;
-        let properties = msg.getattr(intern!(py, "properties"))?;
+        let properties = field(&msg, Field::Properties)?;
         let reconsume = if reconsumes.is_none() {
-            msg.getattr(intern!(py, "reconsume_times"))?
+            field(&msg, Field::ReconsumeTimes)?
         } else {
             reconsumes.get_item(i)?
         };
@@ -412,7 +410,7 @@ fn send_back_events<'py>(
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
         ) = send?.extract()?;
-        let properties = msg.getattr(intern!(py, "properties"))?;
+        let properties = field(&msg, Field::Properties)?;
         out.clear();
         out.extend_from_slice(kind);
         put_long_of(&mut out, &at_ms, "event time")?;

@@ -16,7 +16,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyString, PyType};
 
 /// The dataclass's fields, in its order: the order of `MessageExt(...)`'s positional
 /// arguments (pinned by `tests/unit/test_wire.py`).
@@ -33,10 +33,25 @@ const FIELDS: [&str; 10] = [
     "key",
 ];
 
+/// A field of the dataclass, by its place in `FIELDS`.
+#[derive(Clone, Copy)]
+pub enum Field {
+    Topic = 0,
+    Body = 1,
+    MsgId = 2,
+    QueueId = 3,
+    QueueOffset = 4,
+    BornTimestamp = 5,
+    ReconsumeTimes = 7,
+    Properties = 8,
+}
+
 struct Layout {
     class: Py<PyType>,
     /// The fields' member descriptors, in `FIELDS` order.
     slots: Vec<Py<PyAny>>,
+    /// Where in an instance each field's slot lies, in `FIELDS` order.
+    offsets: [ffi::Py_ssize_t; 10],
 }
 
 static LAYOUT: PyOnceLock<Layout> = PyOnceLock::new();
@@ -47,8 +62,27 @@ fn layout(py: Python<'_>) -> PyResult<&Layout> {
             .import("rmqcompat.message")?
             .getattr("MessageExt")?
             .cast_into::<PyType>()?;
+        let slots = member_slots(&class)?;
+        let mut offsets = [0; 10];
+        for (offset, descr) in offsets.iter_mut().zip(&slots) {
+            // SAFETY: a member descriptor (checked by `member_slots`), which CPython lays out
+            // as a `PyMemberDescrObject` pointing at its `PyMemberDef` in every version
+            // (pyo3's declaration names another type before 3.11; the layout is the same).
+            let member = unsafe {
+                *(*descr.as_ptr().cast::<ffi::PyMemberDescrObject>())
+                    .d_member
+                    .cast::<ffi::PyMemberDef>()
+            };
+            if member.type_code != ffi::Py_T_OBJECT_EX {
+                return Err(PyTypeError::new_err(
+                    "a slot of rmqcompat.message.MessageExt is not an object slot",
+                ));
+            }
+            *offset = member.offset;
+        }
         Ok(Layout {
-            slots: member_slots(&class)?,
+            slots,
+            offsets,
             class: class.unbind(),
         })
     })
@@ -84,6 +118,30 @@ fn member_slots(class: &Bound<'_, PyType>) -> PyResult<Vec<Py<PyAny>>> {
         slots.push(descr.unbind());
     }
     Ok(slots)
+}
+
+/// `getattr(msg, name)` of the field `field`: read from its slot when `msg` is exactly a
+/// `MessageExt` and the slot is set (no attribute lookup), else by `getattr` (a subclass
+/// may override the field; an empty slot raises `AttributeError` there).
+pub fn field<'py>(msg: &Bound<'py, PyAny>, field: Field) -> PyResult<Bound<'py, PyAny>> {
+    let py = msg.py();
+    let layout = layout(py)?;
+    let index = field as usize;
+    if msg.get_type().is(layout.class.bind(py)) {
+        // SAFETY: `msg` is an instance of the class whose layout puts this field's slot,
+        // an object pointer (NULL when empty), at this offset; the instance keeps it alive.
+        unsafe {
+            let slot = *msg
+                .as_ptr()
+                .cast::<u8>()
+                .offset(layout.offsets[index])
+                .cast::<*mut ffi::PyObject>();
+            if !slot.is_null() {
+                return Ok(Bound::from_borrowed_ptr(py, slot));
+            }
+        }
+    }
+    msg.getattr(PyString::new(py, FIELDS[index]))
 }
 
 /// `MessageExt(*fields)`.

@@ -150,6 +150,31 @@ def test_compiled_consume_events_decode_as_the_events_they_stand_for() -> None:
     assert (record["reconsume_times"], record["duration_ms"], record["group"]) == (3, 5, "g")
 
 
+class _LoudTopic(MessageExt):
+    """A MessageExt whose ``topic`` reads otherwise than its slot holds."""
+
+    def __getattribute__(self, name: str) -> Any:
+        value = super().__getattribute__(name)
+        return value.upper() if name == "topic" else value
+
+
+def test_the_core_reads_a_messages_fields_as_attribute_access_does() -> None:
+    """The core reads exactly a MessageExt's fields from its slots; a subclass's, and an
+    emptied slot, through attribute access: what the pure path reads, or raises."""
+    core = compiled_core()
+    args: tuple[Any, ...] = (b"", b"\x00", b"\x02", [], (), None)
+    loud = _LoudTopic("Orders", b"", "id-1", 2, 7, 1, 0, 3, {})
+    emptied = MessageExt("Orders", b"", "id-1", 2, 7, 1, 0, 3, {})
+    del emptied.queue_offset
+    for msg in (loud, emptied):
+        args = (*args[:3], [msg], *args[4:])
+        assert _result(core.consume_events, *args) == _result(bulk.consume_events, *args)
+    who = bulk.identity("client", "host", "ns")
+    with mock.patch.object(bulk, "_consume_events", core.consume_events):
+        events = bulk.consumed(who, 1, "g", [loud], (), "RECONSUME_LATER", 0, None)
+    assert decode(events[0])["topic"] == "ORDERS"
+
+
 #: A parked record's decoded headers (text, as the decoder gives them; None too) with
 #: numbers in and out of an Avro int, signs, non-ASCII digits, and empty values.
 DIGITS = st.sampled_from(["0", "7", "-3", "2147483647", "2147483648", "-2147483649", "007",
