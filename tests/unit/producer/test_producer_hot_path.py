@@ -146,6 +146,63 @@ def test_the_collector_walks_a_compiled_send_only_once_it_failed(
     assert gc.is_tracked(failed)
 
 
+def test_a_compiled_send_hides_its_message_from_the_collector_only_while_it_holds_it(
+    compiled_pending_send: type[PendingSend],
+) -> None:
+    """A burst's messages in flight are not walked at every full collection; the collector
+    sees each again once its send has an outcome, lets go of it, or is gone."""
+    ends: list[Any] = [
+        lambda send: send.set_stored(0, 1),
+        lambda send: send.set_exception(ValueError("refused")),
+        lambda send: send.release(),
+        lambda send: setattr(send, "message", None),
+    ]
+    for end in ends:
+        msg = Message("T", b"body")
+        send = _pending(compiled_pending_send, {}, msg)
+        assert not gc.is_tracked(msg)
+        end(send)
+        assert gc.is_tracked(msg)
+    msg = Message("T", b"body")
+    send = _pending(compiled_pending_send, {}, msg)
+    del send  # never finished
+    assert gc.is_tracked(msg)
+
+
+def test_a_compiled_send_hides_neither_a_message_subclass_nor_another_sends_message(
+    compiled_pending_send: type[PendingSend],
+) -> None:
+    class Tagged(Message):
+        pass
+
+    tagged = Tagged("T", b"body")
+    _keep = _pending(compiled_pending_send, {}, tagged)
+    assert gc.is_tracked(tagged)
+    msg = Message("T", b"body")
+    first = _pending(compiled_pending_send, {}, msg)
+    second = _pending(compiled_pending_send, {}, msg)  # the same message sent again
+    first.set_stored(0, 1)
+    assert gc.is_tracked(msg)  # shown again by the send that hid it; the other never hid it
+    second.set_stored(0, 2)
+    assert gc.is_tracked(msg)
+
+
+def test_a_cycle_through_a_hidden_message_is_collected_once_its_send_ends(
+    compiled_pending_send: type[PendingSend],
+) -> None:
+    msg = Message("T", b"body")
+    msg.properties = {"self": msg}  # type: ignore[dict-item]  # a cycle through the message
+    send = _pending(compiled_pending_send, {}, msg)
+    watch = weakref.ref(msg)
+    del msg
+    gc.collect()
+    assert watch() is not None  # held by its send
+    send.set_stored(0, 1)
+    send.release()
+    gc.collect()
+    assert watch() is None
+
+
 class _Payload:
     """A message stand-in that can point back at its send and be watched by a weakref."""
 
