@@ -21,6 +21,7 @@ from rmqcompat.properties import encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events
+from rmqcompat.trace.bulk import publish_events as publish_events
 from rmqcompat.trace.bulk import replay_events as replay_events
 from rmqcompat.trace.bulk import send_back_events as send_back_events
 from rmqcompat.wire import decode_well_formed

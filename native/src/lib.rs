@@ -317,6 +317,76 @@ fn consume_events<'py>(
     Ok(events)
 }
 
+/// The PUBLISH events of acknowledged sends, each `(at_ms, message, msg_id,
+/// physical_topic, born_ms, headers)`: the counterpart of
+/// `rmqcompat.trace.bulk.publish_events` (see it and `_publish_event` for the fields).
+#[pyfunction]
+fn publish_events<'py>(
+    py: Python<'py>,
+    kind: &[u8],
+    who: &[u8],
+    acknowledged: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let events = PyList::empty(py);
+    let mut out: Vec<u8> = Vec::with_capacity(256);
+    for send in acknowledged.try_iter()? {
+        let send = send?;
+        let send = send.cast::<PyTuple>()?;
+        if send.len() != 6 {
+            return Err(PyValueError::new_err(
+                "an acknowledged send is (at_ms, message, msg_id, physical_topic, born_ms, headers)",
+            ));
+        }
+        let message = send.get_item(1)?;
+        let level = message.getattr(intern!(py, "delay_time_level"))?;
+        let mut due_ms = message.getattr(intern!(py, "deliver_time_ms"))?;
+        if due_ms.is_none() && level.is_truthy()? {
+            due_ms =
+                python_attr(py, "rmqcompat.parking", "stamped_due")?.call1((send.get_item(5)?,))?;
+        }
+        let keys = message.getattr(intern!(py, "keys"))?;
+        let keys = if keys.is_none() || keys.is_instance_of::<PyString>() {
+            keys
+        } else {
+            python_attr(py, "rmqcompat.properties", "join_keys")?.call1((keys,))?
+        };
+        out.clear();
+        out.extend_from_slice(kind);
+        put_long_of(&mut out, &send.get_item(0)?, "event time")?;
+        out.extend_from_slice(who);
+        out.push(0); // group
+        put_some_str(&mut out, Some(message.getattr(intern!(py, "topic"))?))?;
+        put_some_str(&mut out, Some(send.get_item(3)?))?;
+        out.extend_from_slice(&[0, 0]); // partition, offset
+        put_str(&mut out, &send.get_item(2)?)?;
+        out.push(0); // origin msg id
+        put_some_str(&mut out, Some(message.getattr(intern!(py, "tags"))?))?;
+        put_some_str(&mut out, Some(keys))?;
+        out.extend_from_slice(&[0, 0, 0]); // status, duration, reconsume times
+        if level.is_truthy()? {
+            put_some_int(&mut out, &level, "delay level")?;
+        } else {
+            out.push(0);
+        }
+        put_optional_long(&mut out, &due_ms, "due time")?;
+        out.push(0); // target topic
+        put_optional_long(&mut out, &send.get_item(4)?, "born time")?;
+        out.push(0); // reason
+        events.append(PyBytes::new(py, &out))?;
+    }
+    Ok(events)
+}
+
+/// An optional long: `00` for `None`, else `02` and the value.
+fn put_optional_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    if value.is_none() {
+        out.push(0);
+        Ok(())
+    } else {
+        put_some_long(out, value, what)
+    }
+}
+
 /// The FORWARD events of forwarded parked records, each `(at_ms, source, properties,
 /// due_ms)`: the counterpart of `rmqcompat.trace.bulk.forward_events` (see it and
 /// `_forward_event` for the fields).
@@ -420,11 +490,7 @@ fn send_back_events<'py>(
         out.extend_from_slice(&[0, 0]); // status, duration
         put_some_int(&mut out, &reconsume_times, "reconsume times")?;
         put_some_int(&mut out, &level, "delay level")?;
-        if due_ms.is_none() {
-            out.push(0);
-        } else {
-            put_some_long(&mut out, &due_ms, "due time")?;
-        }
+        put_optional_long(&mut out, &due_ms, "due time")?;
         put_some_str(&mut out, Some(target_topic))?;
         put_born_and_reason(&mut out, &msg)?;
         events.append(PyBytes::new(py, &out))?;
@@ -1521,6 +1587,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     module.add_function(wrap_pyfunction!(send_back_events, module)?)?;
+    module.add_function(wrap_pyfunction!(publish_events, module)?)?;
     module.add_function(wrap_pyfunction!(replay_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;

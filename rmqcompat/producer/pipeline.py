@@ -38,6 +38,10 @@ from rmqcompat.trace import Tracer, bulk, hooks
 log = logging.getLogger(__name__)
 
 _POLL_S = 0.05
+#: Sends acknowledged within one poll are traced in runs of at most this many: one poll
+#: may serve a whole burst's delivery reports, whose messages the trace would otherwise
+#: keep alive (and the collector walk) until the poll returns.
+_TRACE_RUN = 1024
 
 
 class Pipeline:
@@ -177,10 +181,16 @@ class Pipeline:
         self._trace_acknowledged()
 
     def _trace_acknowledged(self) -> None:
-        """Hand the sends acknowledged so far to the trace sink, in one append."""
-        acknowledged, popleft = self._acknowledged, self._acknowledged.popleft
-        if acknowledged:  # only those there now: others may be appended meanwhile
-            hooks.published(self._tracer, [popleft() for _ in range(len(acknowledged))])
+        """Hand the sends acknowledged so far to the trace sink, in one append (any thread
+        that polls may do it while another does)."""
+        popleft, taken = self._acknowledged.popleft, []
+        for _ in range(len(self._acknowledged)):  # only those there now: more may come
+            try:
+                taken.append(popleft())
+            except IndexError:  # another thread took the rest
+                break
+        if taken:
+            hooks.published(self._tracer, taken)
 
     def _replace(self, broken: Producer) -> None:
         """Swap in a new librdkafka client unless ``broken`` was already replaced."""
@@ -254,9 +264,10 @@ class Pipeline:
         if self._traced and message is not None:
             written = () if headers is None or isinstance(headers, dict) else headers
             at_ms = self._trace_clock()
-            self._acknowledged.append(
-                (at_ms, message, pending.msg_id, pending.topic, None, written)
-            )
+            acknowledged = self._acknowledged
+            acknowledged.append((at_ms, message, pending.msg_id, pending.topic, None, written))
+            if len(acknowledged) >= _TRACE_RUN:
+                self._trace_acknowledged()
         self._settle(pending)
 
     def _unspool(self, entry: SpoolEntry) -> None:

@@ -270,13 +270,21 @@ Acknowledged = tuple[int, Message, str, str, int | None, Iterable[tuple[str, byt
 def published(who: bytes, acknowledged: Iterable[Acknowledged]) -> list[bytes]:
     """The PUBLISH events of ``acknowledged`` sends (see
     :func:`rmqcompat.trace.hooks.published`)."""
+    return _publish_events(_KIND["PUBLISH"], who, acknowledged)
+
+
+def publish_events(kind: bytes, who: bytes, acknowledged: Iterable[Acknowledged]) -> list[bytes]:
+    """The events of :func:`published`, each starting with ``kind`` (the event type's
+    encoding), then its time and ``who``; the pure-Python reference of the core's
+    ``publish_events``."""
     return [
-        _publish_event(who, at_ms, message, msg_id, physical_topic, born_ms, headers)
+        _publish_event(kind, who, at_ms, message, msg_id, physical_topic, born_ms, headers)
         for at_ms, message, msg_id, physical_topic, born_ms, headers in acknowledged
     ]
 
 
 def _publish_event(
+    kind: bytes,
     who: bytes,
     at_ms: int,
     message: Message,
@@ -290,7 +298,7 @@ def _publish_event(
         due_ms = parking.stamped_due(headers)
     return b"".join(
         (
-            _KIND["PUBLISH"],
+            kind,
             _long(at_ms),
             who,
             _NULL,  # group
@@ -309,6 +317,9 @@ def _publish_event(
             _NULL,  # reason
         )
     )
+
+
+_publish_events = publish_events if CORE is None else CORE.publish_events
 
 
 #: A property the trace records as a number: a decimal integer, ASCII digits only.

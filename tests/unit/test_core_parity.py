@@ -34,6 +34,7 @@ from rmqcompat import properties as props
 from rmqcompat.consumer import intake
 from rmqcompat.core import PURE_PYTHON_ENV
 from rmqcompat.forwarder import holding, plan, run
+from rmqcompat.message import Message as SentMessage
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.trace import batch, bulk
@@ -129,6 +130,58 @@ def test_send_back_trace_events_are_the_same_compiled_and_pure(
     args = (kind, who, b"\x02\x02G", sends)
     compiled = _result(compiled_core().send_back_events, *args)
     assert compiled == _result(bulk.send_back_events, *args)
+
+
+SENT = st.builds(
+    SentMessage,
+    topic=st.from_regex(r"[A-Za-z0-9_-]{1,12}", fullmatch=True),  # a name Message accepts
+    body=st.just(b""),
+    tags=st.none() | TEXT,
+    keys=st.none() | TEXT | st.lists(TEXT, max_size=2),
+    delay_time_level=st.sampled_from([0, 3]) | NUMBERS,
+    deliver_time_ms=st.none() | NUMBERS,
+)
+WRITTEN = st.lists(
+    st.tuples(
+        st.sampled_from([props.DUE_TIME, "other"]),
+        st.none() | NUMBERS.map(lambda n: str(n).encode()) | st.just(b"soon"),
+    ),
+    max_size=2,
+)
+ACKNOWLEDGED = st.tuples(NUMBERS, SENT, TEXT, TEXT, st.none() | NUMBERS, WRITTEN)
+
+
+@given(st.lists(ACKNOWLEDGED, max_size=3), st.binary(max_size=3), st.binary(max_size=6))
+def test_publish_trace_events_are_the_same_compiled_and_pure(
+    acknowledged: list[Any], kind: bytes, who: bytes
+) -> None:
+    args = (kind, who, acknowledged)
+    compiled = _result(compiled_core().publish_events, *args)
+    assert compiled == _result(bulk.publish_events, *args)
+
+
+def test_compiled_publish_events_decode_as_the_events_they_stand_for() -> None:
+    """A parked send's event, encoded by the core, read back with the trace codec."""
+    core = compiled_core()
+    msg = SentMessage("Orders", b"", tags="t", delay_time_level=3)
+    msg.keys = ["a", "b"]  # set after the message checked its keys: joined when encoded
+    written = [(props.DUE_TIME, b"1700000010000")]
+    sent = (1_700_000_000_001, msg, "id-1", "ns.rmq.delay.3", 1_700_000_000_000, written)
+    who = bulk.identity("client", "host", "ns")
+    with mock.patch.object(bulk, "_publish_events", core.publish_events):
+        record = decode(bulk.published(who, [sent])[0])
+    seen = {name: record[name] for name in ("event", "topic", "physical_topic", "keys")}
+    assert seen == {
+        "event": "PUBLISH",
+        "topic": "Orders",
+        "physical_topic": "ns.rmq.delay.3",
+        "keys": "a b",
+    }
+    assert (record["delay_level"], record["due_ms"], record["born_ms"]) == (
+        3,
+        1_700_000_010_000,
+        1_700_000_000_000,
+    )
 
 
 def test_compiled_consume_events_decode_as_the_events_they_stand_for() -> None:
