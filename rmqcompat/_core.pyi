@@ -17,6 +17,7 @@ from rmqcompat.forwarder.run import forward_run as forward_run
 from rmqcompat.message_id import MessageIds as MessageIds
 from rmqcompat.process_queue import ProcessQueue as ProcessQueue
 from rmqcompat.producer.pending import PendingSend as PendingSend
+from rmqcompat.producer.records import plain_headers as plain_headers
 from rmqcompat.properties import encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_events as consume_events

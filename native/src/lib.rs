@@ -317,6 +317,64 @@ fn consume_events<'py>(
     Ok(events)
 }
 
+/// `value.encode("utf-8")` as bytes: text's UTF-8 (a lone surrogate raises
+/// `UnicodeEncodeError`), anything else's own `encode` (or `AttributeError`).
+fn utf8_of<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    match value.cast::<PyString>() {
+        Ok(text) => Ok(PyBytes::new(py, text.to_str()?.as_bytes()).into_any()),
+        Err(_) => value.call_method1(intern!(py, "encode"), ("utf-8",)),
+    }
+}
+
+/// `props.encode_int(value).encode("utf-8")`: the decimal of `int(value)`.
+fn decimal_of<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    let text = match value.extract::<i64>() {
+        Ok(number) if value.is_exact_instance_of::<pyo3::types::PyInt>() => number.to_string(),
+        _ => py
+            .get_type::<pyo3::types::PyInt>()
+            .call1((value,))?
+            .str()?
+            .to_str()?
+            .to_owned(),
+    };
+    Ok(PyBytes::new(py, text.as_bytes()).into_any())
+}
+
+/// The headers of a message sent at once, or `None` where `build_record` must build them:
+/// the counterpart of `rmqcompat.producer.records.plain_headers` (see it for the case).
+#[pyfunction]
+fn plain_headers<'py>(
+    py: Python<'py>,
+    msg: &Bound<'py, PyAny>,
+    msg_id: &Bound<'py, PyAny>,
+    now_ms: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    if msg.getattr(intern!(py, "properties"))?.is_truthy()?
+        || !msg.getattr(intern!(py, "deliver_time_ms"))?.is_none()
+        || msg.getattr(intern!(py, "delay_time_level"))?.gt(0)?
+    {
+        return Ok(None);
+    }
+    let headers = PyDict::new(py);
+    let tags = msg.getattr(intern!(py, "tags"))?;
+    if tags.is_truthy()? {
+        headers.set_item(intern!(py, "TAGS"), utf8_of(&tags)?)?;
+    }
+    let keys = msg.getattr(intern!(py, "keys"))?;
+    if keys.is_truthy()? {
+        headers.set_item(intern!(py, "KEYS"), utf8_of(keys.str()?.as_any())?)?;
+    }
+    let flag = msg.getattr(intern!(py, "flag"))?;
+    if flag.is_truthy()? {
+        headers.set_item(intern!(py, "FLAG"), decimal_of(&flag)?)?;
+    }
+    headers.set_item(intern!(py, "UNIQ_KEY"), utf8_of(msg_id)?)?;
+    headers.set_item(intern!(py, "BORN_TIMESTAMP"), decimal_of(now_ms)?)?;
+    Ok(Some(headers))
+}
+
 /// The PUBLISH events of acknowledged sends, each `(at_ms, message, msg_id,
 /// physical_topic, born_ms, headers)`: the counterpart of
 /// `rmqcompat.trace.bulk.publish_events` (see it and `_publish_event` for the fields).
@@ -1570,6 +1628,44 @@ impl PendingSend {
         Ok(Some(deadline.bind(py).sub(now)?.unbind()))
     }
 
+    fn start_attempt(
+        slf: &Bound<'_, Self>,
+        producer: Py<PyAny>,
+        on_report: Py<PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let (args, headers, producer) = {
+            let mut this = slf.borrow_mut();
+            this.attempts += 1;
+            let replaced = (
+                std::mem::replace(&mut this.producer, producer.clone_ref(py)),
+                std::mem::replace(&mut this.on_report, on_report),
+            );
+            let partition = if this.partition.is_none(py) {
+                (-1i64).into_pyobject(py)?.into_any().unbind()
+            } else {
+                this.partition.clone_ref(py)
+            };
+            let args = (
+                this.topic.clone_ref(py),
+                this.value.clone_ref(py),
+                this.key.clone_ref(py),
+                partition,
+            );
+            let headers = this.headers.clone_ref(py);
+            drop(this);
+            drop(replaced);
+            (args, headers, producer)
+        };
+        let kwargs = PyDict::new(py);
+        kwargs.set_item(intern!(py, "on_delivery"), slf)?;
+        kwargs.set_item(intern!(py, "headers"), headers)?;
+        producer
+            .bind(py)
+            .call_method(intern!(py, "produce"), args, Some(&kwargs))?;
+        Ok(())
+    }
+
     fn __call__(slf: &Bound<'_, Self>, err: Py<PyAny>, msg: Py<PyAny>) -> PyResult<()> {
         let py = slf.py();
         let handler = slf.borrow().on_report.clone_ref(py);
@@ -1588,6 +1684,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     module.add_function(wrap_pyfunction!(send_back_events, module)?)?;
     module.add_function(wrap_pyfunction!(publish_events, module)?)?;
+    module.add_function(wrap_pyfunction!(plain_headers, module)?)?;
     module.add_function(wrap_pyfunction!(replay_events, module)?)?;
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;

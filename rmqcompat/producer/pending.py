@@ -94,6 +94,25 @@ class PendingSend(SendFuture):
         self.producer: Any = None
         self.on_report: ReportHandler | None = None
 
+    def start_attempt(self, producer: Any, on_report: ReportHandler) -> None:
+        """Start an attempt: count it, note its client and the handler of its delivery
+        report, and hand the record to ``producer`` (a ``confluent_kafka.Producer``).
+
+        Raises:
+            BufferError, KafkaException: as ``producer.produce`` raises them (BufferError:
+                its queue is full; the attempt is counted and noted all the same).
+        """
+        self.attempts += 1
+        self.producer, self.on_report = producer, on_report
+        producer.produce(
+            self.topic,
+            self.value,
+            self.key,
+            -1 if self.partition is None else self.partition,
+            on_delivery=self,
+            headers=self.headers,
+        )
+
     def record(self) -> OutgoingRecord:
         """The record this send produces (not after :meth:`release`)."""
         return record_of(self)

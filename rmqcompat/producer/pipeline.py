@@ -205,28 +205,18 @@ class Pipeline:
         self._producer = Producer(self._settings)
 
     def _attempt(self, pending: PendingSend) -> None:
-        pending.attempts += 1
         # A caller waits for a send with a deadline: it goes without the batch linger.
         producer = self.producer if pending.deadline is None else self._immediate.client()
-        pending.producer = producer
-        pending.on_report = self._report
-        partition = -1 if pending.partition is None else pending.partition
         try:
-            producer.produce(
-                pending.topic,
-                pending.value,
-                pending.key,
-                partition,
-                on_delivery=pending,
-                headers=pending.headers,  # type: ignore[arg-type]  # stub's list is invariant
-            )
+            pending.start_attempt(producer, self._report)
         except BufferError:
-            self._produce_when_room(producer, pending, partition)
+            self._produce_when_room(producer, pending)
         except KafkaException as exc:
             self._failed(pending, as_kafka_error(exc), producer)
 
-    def _produce_when_room(self, producer: Producer, pending: PendingSend, partition: int) -> None:
+    def _produce_when_room(self, producer: Producer, pending: PendingSend) -> None:
         # Backpressure: wait for librdkafka to drain its queue, within this send's time.
+        partition = -1 if pending.partition is None else pending.partition
         remaining_s = pending.remaining_s()
         wait_s = self._queue_wait_s if remaining_s is None else max(0.0, remaining_s)
         try:

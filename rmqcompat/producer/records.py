@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from rmqcompat import parking
 from rmqcompat import properties as props
+from rmqcompat.core import CORE
 from rmqcompat.errors import InvalidMessageError
 from rmqcompat.message import Message
 from rmqcompat.topics.delay_levels import DelayLevels
@@ -88,6 +89,10 @@ def plain_headers(msg: Message, msg_id: str, now_ms: int) -> dict[str, bytes] | 
     headers[props.UNIQ_KEY] = msg_id.encode("utf-8")
     headers[props.BORN_TIMESTAMP] = props.encode_int(now_ms).encode("utf-8")
     return headers
+
+
+#: :func:`plain_headers` where the compiled core is not built, else the core's.
+plain_headers_of = plain_headers if CORE is None else CORE.plain_headers
 
 
 def build_record(

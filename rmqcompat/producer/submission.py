@@ -14,7 +14,7 @@ from rmqcompat.producer.records import (
     build_record,
     check_timer,
     encode_key,
-    plain_headers,
+    plain_headers_of,
 )
 from rmqcompat.producer.send_result import SendResult
 from rmqcompat.producer.topic_guard import TopicGuard
@@ -66,7 +66,7 @@ class Submitter:
         physical = self._topics.physical(msg.topic)
         msg_id = new_message_id()
         now_ms = self._clock_ms()
-        headers = plain_headers(msg, msg_id, now_ms)
+        headers = plain_headers_of(msg, msg_id, now_ms)
         if headers is None:
             return self._submit_built(
                 msg, key, attempts, deadline, callback, physical, msg_id, now_ms

@@ -37,6 +37,7 @@ from rmqcompat.forwarder import holding, plan, run
 from rmqcompat.message import Message as SentMessage
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
+from rmqcompat.producer import records
 from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
 
@@ -158,6 +159,31 @@ def test_publish_trace_events_are_the_same_compiled_and_pure(
     args = (kind, who, acknowledged)
     compiled = _result(compiled_core().publish_events, *args)
     assert compiled == _result(bulk.publish_events, *args)
+
+
+ODD_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "tags": st.none() | TEXT | st.integers(),
+        "keys": st.none() | TEXT | st.lists(TEXT, max_size=2),
+        "flag": st.booleans() | NUMBERS | st.floats(-1e6, 1e6) | st.just("7"),
+        "properties": st.dictionaries(TEXT, TEXT, max_size=1),
+        "delay_time_level": st.integers(-2, 2) | st.just("1"),
+        "deliver_time_ms": st.none() | NUMBERS,
+    },
+)
+
+
+@given(SENT, ODD_FIELDS, TEXT, NUMBERS | st.floats(0, 2e12))
+def test_plain_headers_are_the_same_compiled_and_pure(
+    msg: SentMessage, odd: dict[str, Any], msg_id: str, now_ms: Any
+) -> None:
+    """Fields set after the message checked them, to values it would refuse, too."""
+    for name, value in odd.items():
+        object.__setattr__(msg, name, value)
+    args = (msg, msg_id, now_ms)
+    compiled = _result(compiled_core().plain_headers, *args)
+    assert compiled == _result(records.plain_headers, *args)
 
 
 def test_compiled_publish_events_decode_as_the_events_they_stand_for() -> None:

@@ -6,6 +6,7 @@ import gc
 import weakref
 from concurrent.futures import InvalidStateError
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -144,6 +145,40 @@ def test_the_collector_walks_a_compiled_send_only_once_it_failed(
     assert not gc.is_tracked(delivered) and delivered.result().queue_offset == 1
     failed.set_exception(ValueError("refused"))
     assert gc.is_tracked(failed)
+
+
+class _Client:
+    """Records what ``produce`` was given; refuses with ``refusal`` when one is set."""
+
+    def __init__(self, refusal: Exception | None = None) -> None:
+        self.produced: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        self.refusal = refusal
+
+    def produce(self, *args: Any, **kwargs: Any) -> None:
+        self.produced.append((args, kwargs))
+        if self.refusal is not None:
+            raise self.refusal
+
+
+def test_an_attempt_is_counted_noted_and_produced_with_the_send_as_its_callback(
+    pending_send: type[PendingSend],
+) -> None:
+    headers = {props.UNIQ_KEY: b"ID1"}
+    pending = _pending(pending_send, headers)
+    client, report = _Client(), mock.Mock()
+    pending.start_attempt(client, report)
+    assert (pending.attempts, pending.producer, pending.on_report) == (1, client, report)
+    assert client.produced == [
+        (("ns.T", b"body", None, -1), {"on_delivery": pending, "headers": headers})
+    ]
+    pending.partition = 2
+    full = _Client(BufferError("queue full"))
+    with pytest.raises(BufferError):
+        pending.start_attempt(full, report)
+    assert (pending.attempts, pending.producer) == (2, full)
+    assert full.produced[0][0] == ("ns.T", b"body", None, 2)
+    pending(None, None)  # its delivery report goes to the handler noted
+    report.assert_called_once_with(pending, None, None)
 
 
 def test_a_compiled_send_hides_its_message_from_the_collector_only_while_it_holds_it(

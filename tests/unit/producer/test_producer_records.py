@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from compiled_core import compiled_core
 
 from rmqcompat import properties as props
 from rmqcompat.message import Message
@@ -110,6 +113,12 @@ def test_delay_level_zero_or_negative_sends_at_once():
         assert props.DELAY not in headers(prepared)
 
 
+@pytest.fixture(params=["pure", "compiled"])
+def headers_of(request: pytest.FixtureRequest) -> Any:
+    """:func:`plain_headers`, and the core's counterpart."""
+    return plain_headers if request.param == "pure" else compiled_core().plain_headers
+
+
 @pytest.mark.parametrize(
     "msg",
     [
@@ -121,8 +130,8 @@ def test_delay_level_zero_or_negative_sends_at_once():
         Message("T", b"b", deliver_time_ms=NOW - 1),
     ],
 )
-def test_plain_headers_equal_build_record_headers(msg: Message) -> None:
-    fast = plain_headers(msg, "ID1", NOW)
+def test_plain_headers_equal_build_record_headers(msg: Message, headers_of: Any) -> None:
+    fast = headers_of(msg, "ID1", NOW)
     if msg.deliver_time_ms is not None:
         assert fast is None  # timers keep the general path
         return
@@ -139,5 +148,7 @@ def test_plain_headers_equal_build_record_headers(msg: Message) -> None:
         Message("T", b"b", deliver_time_ms=NOW + 5000),
     ],
 )
-def test_plain_headers_leave_properties_delays_and_timers_to_build_record(msg: Message) -> None:
-    assert plain_headers(msg, "ID1", NOW) is None
+def test_plain_headers_leave_properties_delays_and_timers_to_build_record(
+    msg: Message, headers_of: Any
+) -> None:
+    assert headers_of(msg, "ID1", NOW) is None
