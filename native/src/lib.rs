@@ -317,16 +317,6 @@ fn consume_events<'py>(
     Ok(events)
 }
 
-/// `value.encode("utf-8")` as bytes: text's UTF-8 (a lone surrogate raises
-/// `UnicodeEncodeError`), anything else's own `encode` (or `AttributeError`).
-fn utf8_of<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = value.py();
-    match value.cast::<PyString>() {
-        Ok(text) => Ok(PyBytes::new(py, text.to_str()?.as_bytes()).into_any()),
-        Err(_) => value.call_method1(intern!(py, "encode"), ("utf-8",)),
-    }
-}
-
 /// `props.encode_int(value).encode("utf-8")`: the decimal of `int(value)`.
 fn decimal_of<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
@@ -360,19 +350,35 @@ fn plain_headers<'py>(
     let headers = PyDict::new(py);
     let tags = msg.getattr(intern!(py, "tags"))?;
     if tags.is_truthy()? {
-        headers.set_item(intern!(py, "TAGS"), utf8_of(&tags)?)?;
+        headers.set_item(intern!(py, "TAGS"), utf8(py, &tags)?)?;
     }
     let keys = msg.getattr(intern!(py, "keys"))?;
     if keys.is_truthy()? {
-        headers.set_item(intern!(py, "KEYS"), utf8_of(keys.str()?.as_any())?)?;
+        headers.set_item(intern!(py, "KEYS"), utf8(py, keys.str()?.as_any())?)?;
     }
     let flag = msg.getattr(intern!(py, "flag"))?;
     if flag.is_truthy()? {
         headers.set_item(intern!(py, "FLAG"), decimal_of(&flag)?)?;
     }
-    headers.set_item(intern!(py, "UNIQ_KEY"), utf8_of(msg_id)?)?;
+    headers.set_item(intern!(py, "UNIQ_KEY"), utf8(py, msg_id)?)?;
     headers.set_item(intern!(py, "BORN_TIMESTAMP"), decimal_of(now_ms)?)?;
     Ok(Some(headers))
+}
+
+/// The encodings `encode` writes for each of `items`, in order, each into an emptied
+/// buffer: the loop every bulk encoder of trace events shares.
+fn encode_each<'py>(
+    items: &Bound<'py, PyAny>,
+    mut encode: impl FnMut(&mut Vec<u8>, Bound<'py, PyAny>) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyList>> {
+    let events = PyList::empty(items.py());
+    let mut out: Vec<u8> = Vec::with_capacity(256);
+    for item in items.try_iter()? {
+        out.clear();
+        encode(&mut out, item?)?;
+        events.append(PyBytes::new(items.py(), &out))?;
+    }
+    Ok(events)
 }
 
 /// The PUBLISH events of acknowledged sends, each `(at_ms, message, msg_id,
@@ -385,22 +391,13 @@ fn publish_events<'py>(
     who: &[u8],
     acknowledged: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let events = PyList::empty(py);
-    let mut out: Vec<u8> = Vec::with_capacity(256);
-    for send in acknowledged.try_iter()? {
-        let send = send?;
-        let send = send.cast::<PyTuple>()?;
-        if send.len() != 6 {
-            return Err(PyValueError::new_err(
-                "an acknowledged send is (at_ms, message, msg_id, physical_topic, born_ms, headers)",
-            ));
-        }
-        let message = send.get_item(1)?;
+    encode_each(acknowledged, |out, send| {
+        let (at_ms, message, msg_id, physical_topic, born_ms, headers): Six<'py> =
+            send.extract()?;
         let level = message.getattr(intern!(py, "delay_time_level"))?;
         let mut due_ms = message.getattr(intern!(py, "deliver_time_ms"))?;
         if due_ms.is_none() && level.is_truthy()? {
-            due_ms =
-                python_attr(py, "rmqcompat.parking", "stamped_due")?.call1((send.get_item(5)?,))?;
+            due_ms = python_attr(py, "rmqcompat.parking", "stamped_due")?.call1((headers,))?;
         }
         let keys = message.getattr(intern!(py, "keys"))?;
         let keys = if keys.is_none() || keys.is_instance_of::<PyString>() {
@@ -408,32 +405,40 @@ fn publish_events<'py>(
         } else {
             python_attr(py, "rmqcompat.properties", "join_keys")?.call1((keys,))?
         };
-        out.clear();
         out.extend_from_slice(kind);
-        put_long_of(&mut out, &send.get_item(0)?, "event time")?;
+        put_long_of(out, &at_ms, "event time")?;
         out.extend_from_slice(who);
         out.push(0); // group
-        put_some_str(&mut out, Some(message.getattr(intern!(py, "topic"))?))?;
-        put_some_str(&mut out, Some(send.get_item(3)?))?;
+        put_some_str(out, Some(message.getattr(intern!(py, "topic"))?))?;
+        put_some_str(out, Some(physical_topic))?;
         out.extend_from_slice(&[0, 0]); // partition, offset
-        put_str(&mut out, &send.get_item(2)?)?;
+        put_str(out, &msg_id)?;
         out.push(0); // origin msg id
-        put_some_str(&mut out, Some(message.getattr(intern!(py, "tags"))?))?;
-        put_some_str(&mut out, Some(keys))?;
+        put_some_str(out, Some(message.getattr(intern!(py, "tags"))?))?;
+        put_some_str(out, Some(keys))?;
         out.extend_from_slice(&[0, 0, 0]); // status, duration, reconsume times
         if level.is_truthy()? {
-            put_some_int(&mut out, &level, "delay level")?;
+            put_some_int(out, &level, "delay level")?;
         } else {
             out.push(0);
         }
-        put_optional_long(&mut out, &due_ms, "due time")?;
+        put_optional_long(out, &due_ms, "due time")?;
         out.push(0); // target topic
-        put_optional_long(&mut out, &send.get_item(4)?, "born time")?;
+        put_optional_long(out, &born_ms, "born time")?;
         out.push(0); // reason
-        events.append(PyBytes::new(py, &out))?;
-    }
-    Ok(events)
+        Ok(())
+    })
 }
+
+/// Six values of an event's input, as a tuple unpacks them.
+type Six<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+);
 
 /// An optional long: `00` for `None`, else `02` and the value.
 fn put_optional_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
@@ -455,17 +460,15 @@ fn forward_events<'py>(
     who: &[u8],
     records: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let events = PyList::empty(py);
-    let mut out: Vec<u8> = Vec::with_capacity(256);
     let zero = 0i32.into_pyobject(py)?.into_any();
     let empty = PyString::new(py, "").into_any();
-    for record in records.try_iter()? {
+    encode_each(records, |out, record| {
         let (at_ms, source, properties, due_ms): (
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
-        ) = record?.extract()?;
+        ) = record.extract()?;
         let partition = or_else(source.call_method0(intern!(py, "partition"))?, &zero)?;
         let offset = or_else(source.call_method0(intern!(py, "offset"))?, &zero)?;
         let physical = or_else(source.call_method0(intern!(py, "topic"))?, &empty)?;
@@ -484,18 +487,17 @@ fn forward_events<'py>(
             get_property(&properties, intern!(py, "RETRY_TOPIC"))?,
             &real_topic,
         );
-        out.clear();
         out.extend_from_slice(kind);
-        put_long_of(&mut out, &at_ms, "event time")?;
+        put_long_of(out, &at_ms, "event time")?;
         out.extend_from_slice(who);
         out.push(0); // group
-        put_some_str(&mut out, Some(topic))?;
-        put_some_str(&mut out, Some(physical))?;
-        put_some_int(&mut out, &partition, "partition")?;
-        put_some_long(&mut out, &offset, "offset")?;
-        put_str(&mut out, &msg_id)?;
+        put_some_str(out, Some(topic))?;
+        put_some_str(out, Some(physical))?;
+        put_some_int(out, &partition, "partition")?;
+        put_some_long(out, &offset, "offset")?;
+        put_str(out, &msg_id)?;
         put_some_str(
-            &mut out,
+            out,
             get_property(&properties, intern!(py, "ORIGIN_MESSAGE_ID"))?,
         )?;
         out.extend_from_slice(&[0, 0, 0, 0]); // tags, keys, status, duration
@@ -503,17 +505,16 @@ fn forward_events<'py>(
             match int_property(&properties, name)? {
                 Some(number) => {
                     out.push(2);
-                    put_long(&mut out, i64::from(number));
+                    put_long(out, i64::from(number));
                 }
                 None => out.push(0),
             }
         }
-        put_some_long(&mut out, &due_ms, "due time")?;
-        put_some_str(&mut out, Some(real_topic))?;
+        put_some_long(out, &due_ms, "due time")?;
+        put_some_str(out, Some(real_topic))?;
         out.extend_from_slice(&[0, 0]); // born time, reason
-        events.append(PyBytes::new(py, &out))?;
-    }
-    Ok(events)
+        Ok(())
+    })
 }
 
 /// The SEND_BACK events of stored send-backs, each `(at_ms, msg, reconsume_times, level,
@@ -521,39 +522,28 @@ fn forward_events<'py>(
 /// (see it for the fields).
 #[pyfunction]
 fn send_back_events<'py>(
-    py: Python<'py>,
     kind: &[u8],
     who: &[u8],
     group: &[u8],
     sends: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let events = PyList::empty(py);
-    let mut out: Vec<u8> = Vec::with_capacity(256);
-    for send in sends.try_iter()? {
-        let (at_ms, msg, reconsume_times, level, due_ms, target_topic): (
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-        ) = send?.extract()?;
+    encode_each(sends, |out, send| {
+        let (at_ms, msg, reconsume_times, level, due_ms, target_topic): Six<'py> =
+            send.extract()?;
         let properties = field(&msg, Field::Properties)?;
-        out.clear();
         out.extend_from_slice(kind);
-        put_long_of(&mut out, &at_ms, "event time")?;
+        put_long_of(out, &at_ms, "event time")?;
         out.extend_from_slice(who);
         out.extend_from_slice(group);
-        put_received(&mut out, &msg, &properties)?;
+        put_received(out, &msg, &properties)?;
         out.extend_from_slice(&[0, 0]); // status, duration
-        put_some_int(&mut out, &reconsume_times, "reconsume times")?;
-        put_some_int(&mut out, &level, "delay level")?;
-        put_optional_long(&mut out, &due_ms, "due time")?;
-        put_some_str(&mut out, Some(target_topic))?;
-        put_born_and_reason(&mut out, &msg)?;
-        events.append(PyBytes::new(py, &out))?;
-    }
-    Ok(events)
+        put_some_int(out, &reconsume_times, "reconsume times")?;
+        put_some_int(out, &level, "delay level")?;
+        put_optional_long(out, &due_ms, "due time")?;
+        put_some_str(out, Some(target_topic))?;
+        put_born_and_reason(out, &msg)?;
+        Ok(())
+    })
 }
 
 /// The REPLAY events of dead letters sent again, each `(msg_id, original topic, replayed
