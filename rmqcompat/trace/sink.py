@@ -54,6 +54,8 @@ _IDLE_POLL_S = 0.02
 DRAIN_PASS = 5_000
 #: The sink thread lets go of the GIL after about every 64 events it encodes.
 _POLL_EVERY = 64
+#: How trace records are compressed: lz4 (measured in ``docs/trace-audit.md``).
+_COMPRESSION = {"compression.type": "lz4"}
 #: Reports of records :func:`close_producer` dropped: counted as unsent, not as failed.
 _PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)  # noqa: SLF001 - public codes
 _CLOSE_FLUSH_S = 2.0
@@ -249,12 +251,7 @@ class KafkaTraceSink:
             provision_topology(client.librdkafka("admin"), planned)
         except (KafkaException, RmqCompatError) as exc:  # the broker may auto-create it
             _log.warning("could not create trace topic %s: %s", self.topic, exc)
-        # idempotent: a retried produce never stores an event twice; acks=all: an event the
-        # audit counts on survives the loss of a broker
-        settings = self._client.librdkafka(
-            "producer", **{"linger.ms": 50, "acks": "all", "enable.idempotence": True}
-        )
-        return self._producer_factory(settings)
+        return self._producer_factory(producer_settings(self._client))
 
     def _drain(self, producer: Producer) -> None:
         """Produce what is buffered (at most one pass's worth) as trace records."""
@@ -331,6 +328,20 @@ class KafkaTraceSink:
     def _count_unsent(self, count: int) -> None:
         with self._lock:
             self._dropped_unsent += count
+
+
+def producer_settings(client: ClientConfig) -> dict[str, Any]:
+    """The trace producer's librdkafka settings.
+
+    Idempotent: a retried produce never stores an event twice; ``acks=all``: an event the
+    audit counts on survives the loss of a broker; lz4: a record's events repeat their
+    client, group and topic, and storing them uncompressed cost a broker on the
+    consumer's machine more CPU than the consumer's own tracing (docs/trace-audit.md).
+    """
+    return client.librdkafka(
+        "producer",
+        **{"linger.ms": 50, "acks": "all", "enable.idempotence": True, **_COMPRESSION},
+    )
 
 
 def _encode_one(event: TraceRecord) -> list[bytes]:

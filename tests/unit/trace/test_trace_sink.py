@@ -7,6 +7,7 @@ import time
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.trace import DisabledTraceSink, KafkaTraceSink
+from rmqcompat.trace.sink import producer_settings
 
 _EVENT = {
     "event": "PUBLISH",
@@ -74,3 +75,15 @@ def test_disabled_sink_ignores_everything() -> None:
     sink.close()
     assert not sink.enabled
     assert sink.stats().dropped == 0 and sink.stats().written == 0
+
+
+def test_trace_records_are_produced_idempotently_acknowledged_by_all_and_lz4() -> None:
+    """A record's events repeat their client, group and topic: lz4 (docs/trace-audit.md);
+    a setting the operator passed for every client does not change these."""
+    client = ClientConfig("h:1", kafka_config={"compression.type": "none", "acks": "1"})
+    settings = producer_settings(client)
+    assert (settings["compression.type"], settings["acks"], settings["enable.idempotence"]) == (
+        "lz4",
+        "all",
+        True,
+    )
