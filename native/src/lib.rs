@@ -287,7 +287,6 @@ fn put_born_and_reason(out: &mut Vec<u8>, msg: &Bound<'_, PyAny>) -> PyResult<()
 #[pyfunction]
 #[pyo3(signature = (head, ok, bad, msgs, failed, reconsumes))]
 fn consume_events<'py>(
-    py: Python<'py>,
     head: &[u8],
     ok: &[u8],
     bad: &[u8],
@@ -295,26 +294,23 @@ fn consume_events<'py>(
     failed: &Bound<'py, PyAny>,
     reconsumes: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let events = PyList::empty(py);
-    let mut out: Vec<u8> = Vec::with_capacity(head.len() + 128);
-    for (i, msg) in msgs.try_iter()?.enumerate() {
-        let msg = msg?;
+    let mut i = 0;
+    encode_each(msgs, |out, msg| {
         let properties = field(&msg, Field::Properties)?;
         let reconsume = if reconsumes.is_none() {
             field(&msg, Field::ReconsumeTimes)?
         } else {
             reconsumes.get_item(i)?
         };
-        out.clear();
         out.extend_from_slice(head);
-        put_received(&mut out, &msg, &properties)?;
+        put_received(out, &msg, &properties)?;
         out.extend_from_slice(if failed.contains(i)? { bad } else { ok });
-        put_some_int(&mut out, &reconsume, "reconsume times")?;
+        put_some_int(out, &reconsume, "reconsume times")?;
         out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
-        put_born_and_reason(&mut out, &msg)?;
-        events.append(PyBytes::new(py, &out))?;
-    }
-    Ok(events)
+        put_born_and_reason(out, &msg)?;
+        i += 1;
+        Ok(())
+    })
 }
 
 /// `props.encode_int(value).encode("utf-8")`: the decimal of `int(value)`.
@@ -550,33 +546,28 @@ fn send_back_events<'py>(
 /// to, origin msg id)`: the counterpart of `rmqcompat.trace.bulk.replay_events` (see it).
 #[pyfunction]
 fn replay_events<'py>(
-    py: Python<'py>,
     head: &[u8],
     reason: &[u8],
     letters: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let events = PyList::empty(py);
-    let mut out: Vec<u8> = Vec::with_capacity(head.len() + reason.len() + 128);
-    for letter in letters.try_iter()? {
+    encode_each(letters, |out, letter| {
         let (msg_id, topic, replayed_to, origin): (
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
-        ) = letter?.extract()?;
-        out.clear();
+        ) = letter.extract()?;
         out.extend_from_slice(head);
-        put_some_str(&mut out, Some(topic))?;
+        put_some_str(out, Some(topic))?;
         out.extend_from_slice(&[0, 0, 0]); // physical topic, partition, offset
-        put_str(&mut out, &msg_id)?;
-        put_some_str(&mut out, Some(origin))?;
+        put_str(out, &msg_id)?;
+        put_some_str(out, Some(origin))?;
         out.extend_from_slice(&[0; 7]); // tags ... due time
-        put_some_str(&mut out, Some(replayed_to))?;
+        put_some_str(out, Some(replayed_to))?;
         out.push(0); // born time
         out.extend_from_slice(reason);
-        events.append(PyBytes::new(py, &out))?;
-    }
-    Ok(events)
+        Ok(())
+    })
 }
 
 /// `value or default`, as Python reads it.
