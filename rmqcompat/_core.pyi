@@ -16,7 +16,9 @@ from rmqcompat.forwarder.plan import plain_release as plain_release
 from rmqcompat.forwarder.run import forward_run as forward_run
 from rmqcompat.message_id import MessageIds as MessageIds
 from rmqcompat.process_queue import ProcessQueue as ProcessQueue
+from rmqcompat.producer.deliveries import DeliveryReports as DeliveryReports
 from rmqcompat.producer.pending import PendingSend as PendingSend
+from rmqcompat.producer.plain_lane import PlainLane as PlainLane
 from rmqcompat.producer.records import plain_headers as plain_headers
 from rmqcompat.properties import encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events

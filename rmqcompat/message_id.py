@@ -85,12 +85,13 @@ def _random_prefix() -> str:
     return os.urandom(8).hex().upper()
 
 
-#: This process's ids (one source, so ids never repeat within the process).
-_ids = (MessageIds if CORE is None else CORE.MessageIds)(_random_prefix())
-os.register_at_fork(after_in_child=lambda: _ids.reset(_random_prefix()))
+#: This process's ids (one source, so ids never repeat within the process; a forked child
+#: resets it in place, so a reference kept to it stays right).
+process_ids = (MessageIds if CORE is None else CORE.MessageIds)(_random_prefix())
+os.register_at_fork(after_in_child=lambda: process_ids.reset(_random_prefix()))
 
 #: Return a new message id (thread-safe).
-new_message_id = _ids.next_id
+new_message_id = process_ids.next_id
 #: Return ``count`` new message ids at once (thread-safe; one clock reading for all).
 #: Raises ``ValueError`` when ``count`` is negative or not below 2**32.
-new_message_ids = _ids.next_ids
+new_message_ids = process_ids.next_ids

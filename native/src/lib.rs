@@ -15,11 +15,13 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod consume_batch;
+mod deliveries;
 mod holding;
 mod intake;
 mod message_ext;
 
 use message_ext::{field, Field};
+mod plain_lane;
 mod process_queue;
 mod replay;
 mod run;
@@ -927,8 +929,7 @@ enum ClockReader<'a, 'py> {
 
 impl<'a, 'py> ClockReader<'a, 'py> {
     fn of(py: Python<'py>, clock: &'a Bound<'py, PyAny>) -> PyResult<Self> {
-        let wall = EPOCH_MS.import(py, "rmqcompat.clock", "epoch_ms")?;
-        Ok(if clock.is(wall) {
+        Ok(if is_wall_clock(py, clock)? {
             ClockReader::Wall
         } else {
             ClockReader::Call(clock)
@@ -939,6 +940,31 @@ impl<'a, 'py> ClockReader<'a, 'py> {
         match self {
             ClockReader::Wall => Ok(epoch_ms().into_pyobject(py)?.into_any()),
             ClockReader::Call(clock) => clock.call0(),
+        }
+    }
+}
+
+fn is_wall_clock(py: Python<'_>, clock: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(clock.is(EPOCH_MS.import(py, "rmqcompat.clock", "epoch_ms")?))
+}
+
+/// A clock an object keeps, read as a [`ClockReader`] reads one.
+struct HeldClock {
+    clock: Py<PyAny>,
+    wall: bool,
+}
+
+impl HeldClock {
+    fn new(py: Python<'_>, clock: Py<PyAny>) -> PyResult<Self> {
+        let wall = is_wall_clock(py, clock.bind(py))?;
+        Ok(HeldClock { clock, wall })
+    }
+
+    fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.wall {
+            ClockReader::Wall.read(py)
+        } else {
+            self.clock.bind(py).call0()
         }
     }
 }
@@ -1615,7 +1641,7 @@ impl PendingSend {
         on_report: Py<PyAny>,
     ) -> PyResult<()> {
         let py = slf.py();
-        let (args, headers, producer) = {
+        let (args, producer) = {
             let mut this = slf.borrow_mut();
             this.attempts += 1;
             let replaced = (
@@ -1627,31 +1653,39 @@ impl PendingSend {
             } else {
                 this.partition.clone_ref(py)
             };
+            // positional, as the Python class gives them (see it for why)
             let args = (
                 this.topic.clone_ref(py),
                 this.value.clone_ref(py),
                 this.key.clone_ref(py),
                 partition,
+                slf.clone().unbind(),
+                py.None(),
+                0i64,
+                this.headers.clone_ref(py),
             );
-            let headers = this.headers.clone_ref(py);
             drop(this);
             drop(replaced);
-            (args, headers, producer)
+            (args, producer)
         };
-        let kwargs = PyDict::new(py);
-        kwargs.set_item(intern!(py, "on_delivery"), slf)?;
-        kwargs.set_item(intern!(py, "headers"), headers)?;
         producer
             .bind(py)
-            .call_method(intern!(py, "produce"), args, Some(&kwargs))?;
+            .call_method1(intern!(py, "produce"), args)?;
         Ok(())
     }
 
-    fn __call__(slf: &Bound<'_, Self>, err: Py<PyAny>, msg: Py<PyAny>) -> PyResult<()> {
+    fn __call__(
+        slf: &Bound<'_, Self>,
+        err: &Bound<'_, PyAny>,
+        msg: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let py = slf.py();
-        let handler = slf.borrow().on_report.clone_ref(py);
-        if !handler.is_none(py) {
-            handler.call1(py, (slf, err, msg))?;
+        let handler = slf.borrow().on_report.clone_ref(py).into_bound(py);
+        if let Ok(reports) = handler.cast::<deliveries::DeliveryReports>() {
+            return reports.get().report(slf.as_any(), err, msg); // without a Python call
+        }
+        if !handler.is_none() {
+            handler.call1((slf, err, msg))?;
         }
         Ok(())
     }
@@ -1684,6 +1718,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<consume_batch::ConsumeConcurrentlyContext>()?;
     module.add_class::<MessageIds>()?;
     module.add_class::<PendingSend>()?;
+    module.add_class::<plain_lane::PlainLane>()?;
+    module.add_class::<deliveries::DeliveryReports>()?;
     module.add_class::<process_queue::ProcessQueue>()?;
     Ok(())
 }

@@ -104,14 +104,11 @@ class PendingSend(SendFuture):
         """
         self.attempts += 1
         self.producer, self.on_report = producer, on_report
-        producer.produce(
-            self.topic,
-            self.value,
-            self.key,
-            -1 if self.partition is None else self.partition,
-            on_delivery=self,
-            headers=self.headers,
-        )
+        # All positional, as ``produce`` lists them: its keyword parsing costs 0.4 us a
+        # send. The send is the ``callback`` (``on_delivery`` is its alias, None here) and
+        # 0 is the timestamp's default (the time of producing).
+        partition = -1 if self.partition is None else self.partition
+        producer.produce(self.topic, self.value, self.key, partition, self, None, 0, self.headers)
 
     def record(self) -> OutgoingRecord:
         """The record this send produces (not after :meth:`release`)."""

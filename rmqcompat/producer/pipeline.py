@@ -19,7 +19,10 @@ from typing import Any
 import tenacity
 from confluent_kafka import KafkaError, KafkaException, Producer
 
+from rmqcompat.clock import Clock
 from rmqcompat.errors import ClientStateError
+from rmqcompat.message_id import MessageIds
+from rmqcompat.producer.deliveries import DeliveryReports, new_delivery_reports
 from rmqcompat.producer.failures import (
     Backoff,
     as_kafka_error,
@@ -30,6 +33,7 @@ from rmqcompat.producer.failures import (
 )
 from rmqcompat.producer.immediate import ImmediateLane
 from rmqcompat.producer.pending import PendingSend
+from rmqcompat.producer.plain_lane import PlainLane, new_plain_lane
 from rmqcompat.producer.scheduler import Scheduler
 from rmqcompat.producer.send_result import SendResult, SendStatus
 from rmqcompat.producer.spool import Spool, SpoolEntry
@@ -65,7 +69,6 @@ class Pipeline:
     ) -> None:
         self._settings = dict(settings)
         self._tracer = tracer or Tracer.disabled()
-        self._traced = self._tracer.enabled  # read once per delivery report
         self._trace_clock = self._tracer.events.clock
         #: Sends acknowledged since the last trace hand-off (delivery reports of every
         #: thread that polls): traced together after each poll, one append for all.
@@ -88,8 +91,18 @@ class Pipeline:
         self._in_flight: set[PendingSend] = set()
         self._draining = False
         self._drained = threading.Event()
-        # One bound method shared by every send, instead of a closure per attempt.
-        self._report = self._on_delivery
+        # One handler shared by every send, instead of a closure per attempt.
+        self._report: DeliveryReports = new_delivery_reports(
+            self._failed,
+            self._unspool,
+            self._in_flight,
+            self._none_in_flight,
+            self._acknowledged if self._tracer.enabled else None,
+            self._trace_clock,
+            _TRACE_RUN,
+            self._trace_acknowledged,
+        )
+        self._lane: PlainLane | None = None
 
     @property
     def producer(self) -> Producer:
@@ -104,8 +117,22 @@ class Pipeline:
             KafkaException: librdkafka refused the settings.
         """
         self._producer = Producer(self._settings)
+        if self._lane is not None:
+            self._lane.producer = self._producer
         self._poller.start()
         self._scheduler.start()
+
+    def plain_lane(
+        self, ready: dict[str, str], max_size: int, ids: MessageIds, clock_ms: Clock
+    ) -> PlainLane:
+        """The lane that starts plain sends in one call (see :class:`PlainLane` for the
+        arguments), on this pipeline's batch client, as :meth:`submit` starts them."""
+        lane = new_plain_lane(
+            ready, max_size, ids, clock_ms, self._in_flight, self._report, self._refused
+        )
+        lane.producer = self._producer
+        self._lane = lane
+        return lane
 
     def submit(self, pending: PendingSend, error: KafkaError | None = None) -> None:
         """Start ``pending`` (or fail it with ``error`` found before producing).
@@ -203,15 +230,22 @@ class Pipeline:
         log.warning("the Kafka producer client became unusable; replacing it")
         self._retired.append(broken)
         self._producer = Producer(self._settings)
+        if self._lane is not None:
+            self._lane.producer = self._producer
 
     def _attempt(self, pending: PendingSend) -> None:
         # A caller waits for a send with a deadline: it goes without the batch linger.
         producer = self.producer if pending.deadline is None else self._immediate.client()
         try:
             pending.start_attempt(producer, self._report)
-        except BufferError:
+        except (BufferError, KafkaException) as exc:
+            self._refused(producer, pending, exc)
+
+    def _refused(self, producer: Producer, pending: PendingSend, exc: BaseException) -> None:
+        # librdkafka refused an attempt: its queue is full (BufferError), or it failed it.
+        if isinstance(exc, BufferError):
             self._produce_when_room(producer, pending)
-        except KafkaException as exc:
+        else:
             self._failed(pending, as_kafka_error(exc), producer)
 
     def _produce_when_room(self, producer: Producer, pending: PendingSend) -> None:
@@ -236,29 +270,6 @@ class Pipeline:
             )
         except (BufferError, KafkaException) as exc:
             self._failed(pending, as_kafka_error(exc), producer)
-
-    def _on_delivery(self, pending: PendingSend, err: KafkaError | None, msg: Any) -> None:
-        if err is not None:
-            self._failed(pending, err, pending.producer)
-            return
-        if pending.spool_entry is not None:
-            self._unspool(pending.spool_entry)
-        message, headers = pending.message, pending.headers
-        try:
-            # the SendResult is built lazily, when (if ever) someone reads it
-            pending.set_stored(msg.partition(), msg.offset())
-        except InvalidStateError:
-            log.info("message %s was delivered after its send timed out", pending.msg_id)
-            return  # the timeout outcome stands and was settled
-        pending.release()  # the caller may keep the future: not the body with it
-        if self._traced and message is not None:
-            written = () if headers is None or isinstance(headers, dict) else headers
-            at_ms = self._trace_clock()
-            acknowledged = self._acknowledged
-            acknowledged.append((at_ms, message, pending.msg_id, pending.topic, None, written))
-            if len(acknowledged) >= _TRACE_RUN:
-                self._trace_acknowledged()
-        self._settle(pending)
 
     def _unspool(self, entry: SpoolEntry) -> None:
         # Deleted only now that the broker acknowledged the re-send. If deleting fails the
@@ -327,5 +338,9 @@ class Pipeline:
     def _settle(self, pending: PendingSend) -> None:
         in_flight = self._in_flight
         in_flight.discard(pending)
-        if self._draining and not in_flight:
+        if not in_flight:
+            self._none_in_flight()
+
+    def _none_in_flight(self) -> None:
+        if self._draining:
             self._drained.set()

@@ -249,6 +249,10 @@ class DefaultMQProducer(Lifecycle):
             ClientStateError, InvalidNameError, MessageTooLargeError, ConfigError: as
                 :meth:`send`, before any I/O. Send failures go to the future instead.
         """
+        if sharding_key is None and self._state is _State.RUNNING:
+            pending = self._submitter.plain(msg, self._async_attempts, callback)
+            if pending is not None:
+                return pending
         return self._submit(msg, sharding_key, self._async_attempts, None, callback)
 
     def send_oneway(self, msg: Message, sharding_key: ShardingKey = None) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from confluent_kafka import KafkaError
+
 from rmqcompat.config import ClientConfig
 from rmqcompat.message import Message
-from rmqcompat.message_id import new_message_id
+from rmqcompat.message_id import new_message_id, process_ids
 from rmqcompat.producer.pending import PendingSend, new_pending_send, pending_of_record
 from rmqcompat.producer.pipeline import Pipeline
 from rmqcompat.producer.records import (
@@ -16,6 +18,7 @@ from rmqcompat.producer.records import (
     encode_key,
     plain_headers_of,
 )
+from rmqcompat.producer.send_future import OutcomeCallback
 from rmqcompat.producer.send_result import SendResult
 from rmqcompat.producer.topic_guard import TopicGuard
 
@@ -50,6 +53,13 @@ class Submitter:
         self._pipeline = pipeline
         self._clock_ms = clock_ms
         self._timer_max_delay_ms = timer_max_delay_ms
+        #: Logical -> physical name of each topic that passed its check (see _missing).
+        self._ready: dict[str, str] = {}
+        lane = pipeline.plain_lane(self._ready, self._max_size, process_ids, clock_ms)
+        #: Starts a plain asynchronous send to a topic in ``_ready`` in one call, as
+        #: :meth:`submit` would (``send(msg, attempts, callback)``), or returns None.
+        self.plain: Callable[[Message, int, OutcomeCallback | None], PendingSend | None]
+        self.plain = lane.send
 
     def submit(
         self,
@@ -83,9 +93,15 @@ class Submitter:
             deadline,
             callback,
         )
-        missing = self._topics.missing(self._pipeline.producer, physical, deadline)
-        self._pipeline.submit(pending, missing)
+        self._pipeline.submit(pending, self._missing(msg.topic, physical, deadline))
         return pending
+
+    def _missing(self, logical: str, physical: str, deadline: float | None) -> KafkaError | None:
+        """``TopicGuard.missing``; a topic that passed joins ``_ready`` (the plain lane's)."""
+        error = self._topics.missing(self._pipeline.producer, physical, deadline)
+        if error is None:
+            self._ready[logical] = physical
+        return error
 
     def _submit_built(
         self,
@@ -111,14 +127,13 @@ class Submitter:
         )
         # A parked message is checked against its REAL topic, by the same rule as a plain
         # send: parking it for a missing topic would only move the failure to the forwarder.
-        producer = self._pipeline.producer
-        error = self._topics.missing(producer, physical, deadline)
+        error = self._missing(msg.topic, physical, deadline)
         if prepared.level is None:
             logical = msg.topic
         else:
             logical = client.levels.topic(prepared.level)
             if error is None:
-                self._topics.ensure_level(prepared.level, producer, deadline)
+                self._topics.ensure_level(prepared.level, self._pipeline.producer, deadline)
         pending = pending_of_record(
             prepared.record,
             msg_id,

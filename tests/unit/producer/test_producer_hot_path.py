@@ -168,15 +168,13 @@ def test_an_attempt_is_counted_noted_and_produced_with_the_send_as_its_callback(
     client, report = _Client(), mock.Mock()
     pending.start_attempt(client, report)
     assert (pending.attempts, pending.producer, pending.on_report) == (1, client, report)
-    assert client.produced == [
-        (("ns.T", b"body", None, -1), {"on_delivery": pending, "headers": headers})
-    ]
+    assert client.produced == [(("ns.T", b"body", None, -1, pending, None, 0, headers), {})]
     pending.partition = 2
     full = _Client(BufferError("queue full"))
     with pytest.raises(BufferError):
         pending.start_attempt(full, report)
     assert (pending.attempts, pending.producer) == (2, full)
-    assert full.produced[0][0] == ("ns.T", b"body", None, 2)
+    assert full.produced[0][0][:4] == ("ns.T", b"body", None, 2)
     pending(None, None)  # its delivery report goes to the handler noted
     report.assert_called_once_with(pending, None, None)
 
