@@ -297,6 +297,7 @@ fn consume_events<'py>(
     reconsumes: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut i = 0;
+    let any_failed = failed.is_truthy()?; // most calls: none, and no test an event
     encode_each(msgs, |out, msg| {
         let properties = field(&msg, Field::Properties)?;
         let reconsume = if reconsumes.is_none() {
@@ -306,7 +307,11 @@ fn consume_events<'py>(
         };
         out.extend_from_slice(head);
         put_received(out, &msg, &properties)?;
-        out.extend_from_slice(if failed.contains(i)? { bad } else { ok });
+        out.extend_from_slice(if any_failed && failed.contains(i)? {
+            bad
+        } else {
+            ok
+        });
         put_some_int(out, &reconsume, "reconsume times")?;
         out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
         put_born_and_reason(out, &msg)?;
@@ -1641,20 +1646,29 @@ impl PendingSend {
         on_report: Py<PyAny>,
     ) -> PyResult<()> {
         let py = slf.py();
-        let (args, producer) = {
+        let replaced = {
             let mut this = slf.borrow_mut();
             this.attempts += 1;
-            let replaced = (
+            (
                 std::mem::replace(&mut this.producer, producer.clone_ref(py)),
                 std::mem::replace(&mut this.on_report, on_report),
-            );
+            )
+        };
+        drop(replaced);
+        Self::produce_on(slf, producer.bind(py))
+    }
+
+    fn produce_on(slf: &Bound<'_, Self>, producer: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let args = {
+            let this = slf.borrow();
             let partition = if this.partition.is_none(py) {
                 (-1i64).into_pyobject(py)?.into_any().unbind()
             } else {
                 this.partition.clone_ref(py)
             };
             // positional, as the Python class gives them (see it for why)
-            let args = (
+            (
                 this.topic.clone_ref(py),
                 this.value.clone_ref(py),
                 this.key.clone_ref(py),
@@ -1663,14 +1677,9 @@ impl PendingSend {
                 py.None(),
                 0i64,
                 this.headers.clone_ref(py),
-            );
-            drop(this);
-            drop(replaced);
-            (args, producer)
+            )
         };
-        producer
-            .bind(py)
-            .call_method1(intern!(py, "produce"), args)?;
+        producer.call_method1(intern!(py, "produce"), args)?;
         Ok(())
     }
 

@@ -104,6 +104,15 @@ class PendingSend(SendFuture):
         """
         self.attempts += 1
         self.producer, self.on_report = producer, on_report
+        self.produce_on(producer)
+
+    def produce_on(self, producer: Any) -> None:
+        """Hand the record to ``producer`` within the current attempt (not counted again:
+        after ``produce`` raised BufferError, once librdkafka's queue has room).
+
+        Raises:
+            BufferError, KafkaException: as ``producer.produce`` raises them.
+        """
         # All positional, as ``produce`` lists them: its keyword parsing costs 0.4 us a
         # send. The send is the ``callback`` (``on_delivery`` is its alias, None here) and
         # 0 is the timestamp's default (the time of producing).

@@ -250,7 +250,6 @@ class Pipeline:
 
     def _produce_when_room(self, producer: Producer, pending: PendingSend) -> None:
         # Backpressure: wait for librdkafka to drain its queue, within this send's time.
-        partition = -1 if pending.partition is None else pending.partition
         remaining_s = pending.remaining_s()
         wait_s = self._queue_wait_s if remaining_s is None else max(0.0, remaining_s)
         try:
@@ -259,15 +258,7 @@ class Pipeline:
                 stop=tenacity.stop_after_delay(wait_s),
                 wait=tenacity.wait_exponential(multiplier=0.001, max=0.05),
                 reraise=True,
-            )(
-                producer.produce,
-                pending.topic,
-                pending.value,
-                pending.key,
-                partition,
-                on_delivery=pending,
-                headers=pending.headers,
-            )
+            )(pending.produce_on, producer)
         except (BufferError, KafkaException) as exc:
             self._failed(pending, as_kafka_error(exc), producer)
 

@@ -175,6 +175,10 @@ def test_an_attempt_is_counted_noted_and_produced_with_the_send_as_its_callback(
         pending.start_attempt(full, report)
     assert (pending.attempts, pending.producer) == (2, full)
     assert full.produced[0][0][:4] == ("ns.T", b"body", None, 2)
+    roomy = _Client()
+    pending.produce_on(roomy)  # the same attempt, once the queue has room: not counted
+    assert (pending.attempts, pending.producer) == (2, full)
+    assert roomy.produced == [(("ns.T", b"body", None, 2, pending, None, 0, headers), {})]
     pending(None, None)  # its delivery report goes to the handler noted
     report.assert_called_once_with(pending, None, None)
 
