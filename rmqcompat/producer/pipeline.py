@@ -42,6 +42,9 @@ from rmqcompat.trace import Tracer, bulk, hooks
 log = logging.getLogger(__name__)
 
 _POLL_S = 0.05
+#: The poll loop's wait once the pipeline is closing: it ends at most this long after the
+#: last outcome, where a full wait made every ``shutdown`` 50 ms longer than its sends.
+_CLOSING_POLL_S = 0.002
 #: Sends acknowledged within one poll are traced in runs of at most this many: one poll
 #: may serve a whole burst's delivery reports, whose messages the trace would otherwise
 #: keep alive (and the collector walk) until the poll returns.
@@ -200,7 +203,7 @@ class Pipeline:
                 log.exception("producer poll thread: unexpected error (polling continues)")
 
     def _poll_once(self) -> None:
-        self.producer.poll(_POLL_S)
+        self.producer.poll(_CLOSING_POLL_S if self._draining else _POLL_S)
         self._immediate.serve_idle()
         for old in list(self._retired):
             if old.poll(0) == 0 and len(old) == 0:
