@@ -3,7 +3,9 @@ Python class and as the core's, must do exactly what the general path does."""
 
 from __future__ import annotations
 
+import gc
 import logging
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import InvalidStateError
@@ -18,6 +20,7 @@ from rmqcompat import properties as props
 from rmqcompat.clock import epoch_ms
 from rmqcompat.message import Message
 from rmqcompat.message_id import MessageIds
+from rmqcompat.producer import DefaultMQProducer
 from rmqcompat.producer import pending as pending_module
 from rmqcompat.producer.deliveries import DeliveryReports
 from rmqcompat.producer.pending import PendingSend
@@ -310,3 +313,13 @@ def test_the_compiled_handler_refuses_a_send_it_does_not_know() -> None:
     reports = _Reports((core.DeliveryReports, pending_module.PendingSend)).reports
     with pytest.raises(TypeError):
         reports(pending_module.PendingSend("t", b"", None, {}, "I", "T", None, 1), None, None)  # type: ignore[arg-type]
+
+
+def test_a_producer_that_is_gone_takes_its_lane_and_handler_with_it() -> None:
+    # The lane and the handler hold the pipeline's bound methods, and the pipeline holds
+    # them: a cycle the collector must see through (the core's classes traverse it).
+    producer = DefaultMQProducer("PG", "127.0.0.1:1", connect_on_start=False)
+    gone = weakref.ref(producer._pipeline)
+    del producer
+    gc.collect()
+    assert gone() is None
