@@ -4,8 +4,9 @@ Most sends carry a bytes body, no sharding key, delay, timer or user property, t
 the producer has already checked. :class:`PlainLane` starts such a send without the
 general path's layers (``Submitter``, ``TopicGuard``, ``Pipeline.submit``), each a Python
 call per send, and says ``None`` for any other send, which then takes the general path
-unchanged. The compiled core has the same class (about 1.5 us less per send on the
-caller's thread, ``benchmarks/produce.py``).
+unchanged. The compiled core has the same class: with it (and the delivery reports in
+the core) the calling thread spent 4.65 us of CPU a send against 6.24 before
+(``benchmarks/results/2026-11-28.md``).
 """
 
 from __future__ import annotations
