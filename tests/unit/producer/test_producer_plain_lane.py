@@ -23,7 +23,9 @@ from rmqcompat.message_id import MessageIds
 from rmqcompat.producer import DefaultMQProducer
 from rmqcompat.producer import pending as pending_module
 from rmqcompat.producer.deliveries import DeliveryReports
+from rmqcompat.producer.failures import Backoff
 from rmqcompat.producer.pending import PendingSend
+from rmqcompat.producer.pipeline import Pipeline
 from rmqcompat.producer.plain_lane import PlainLane
 from rmqcompat.producer.records import plain_headers
 from rmqcompat.producer.spool import SpoolEntry
@@ -323,3 +325,25 @@ def test_a_producer_that_is_gone_takes_its_lane_and_handler_with_it() -> None:
     del producer
     gc.collect()
     assert gone() is None
+
+
+def test_the_lane_sends_on_the_client_the_pipeline_has_now() -> None:
+    # No broker needed: creating a librdkafka client does no I/O.
+    pipeline = Pipeline(
+        {"bootstrap.servers": "127.0.0.1:1"},
+        queue_wait_s=1.0,
+        backoff=Backoff(),
+        spool=None,
+        clock_ms=epoch_ms,
+    )
+    lane = pipeline.plain_lane({}, 100, MessageIds(PREFIX), epoch_ms)
+    assert lane.producer is None  # not started: the lane starts nothing
+    pipeline.start()
+    try:
+        first = pipeline.producer
+        assert lane.producer is first
+        pipeline._replace(first)  # what an unusable client's failure does
+        assert pipeline.producer is not first
+        assert lane.producer is pipeline.producer
+    finally:
+        pipeline.close()
