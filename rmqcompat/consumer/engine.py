@@ -130,8 +130,9 @@ class Engine:
         self._sink.produce(out, done)
 
     def _settle_results(self) -> None:
-        self._service.settle()
+        # the reports first: the settling after them traces the send-backs they stored
         self._sink.poll()
+        self._service.settle()
 
     def _housekeeping(self) -> None:
         now = self._clock()

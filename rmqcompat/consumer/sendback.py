@@ -30,7 +30,7 @@ from rmqcompat.retry import (
     sendback_properties,
 )
 from rmqcompat.topics.naming import to_kafka_topic
-from rmqcompat.trace import Tracer, hooks
+from rmqcompat.trace import Tracer, bulk, hooks
 from rmqcompat.wire import OutgoingRecord
 
 _log = logging.getLogger("rmqcompat.consumer")
@@ -154,14 +154,7 @@ class _Traced:
 
     def __call__(self, err: KafkaError | None) -> None:
         if err is None:
-            hooks.settled_back(
-                self._sendback.tracer,
-                self._msg,
-                self._reconsume_times,
-                self._sendback.group,
-                self._dest,
-                self._written,
-            )
+            self._sendback.stored(self._msg, self._reconsume_times, self._dest, self._written)
         self._done(err)
 
 
@@ -188,10 +181,29 @@ class SendBack:
         #: the consumer's tracer: SEND_BACK, DEAD_LETTER and DISCARD here, CONSUME in
         #: settlement
         self.tracer = tracer or Tracer.disabled()
+        #: SEND_BACK events of send-backs stored since the last :meth:`trace_stored`
+        self._stored: list[bulk.SentBack] = []
 
     @property
     def group(self) -> str:
         return self._policy.group
+
+    def stored(
+        self, msg: MessageExt, reconsume_times: int, dest: Destination, written: hooks.Written
+    ) -> None:
+        """Trace that the broker stored the send-back of ``msg`` (sent as ``written``): a
+        DEAD_LETTER event at once, a SEND_BACK event with the next :meth:`trace_stored`."""
+        if dest.kind is DestinationKind.DLQ:
+            hooks.settled_back(self.tracer, msg, reconsume_times, self.group, dest, written)
+        else:
+            self._stored.append(hooks.stored_back(self.tracer, msg, reconsume_times, dest, written))
+
+    def trace_stored(self) -> None:
+        """Hand the SEND_BACK events noted since the last call to the trace, in one append
+        (the poll loop calls it each round, after the round's delivery reports)."""
+        if self._stored:
+            stored, self._stored = self._stored, []
+            hooks.settled_back_run(self.tracer, self.group, stored)
 
     def send(self, msg: MessageExt, reconsume_times: int, delay_level: int, done: Done) -> None:
         """Route ``msg`` (its topic already reset to the original one) and produce it.

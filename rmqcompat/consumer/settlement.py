@@ -11,7 +11,7 @@ the DLQ at once (:mod:`~rmqcompat.consumer.dead_letter`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 
 from confluent_kafka import KafkaError
 
@@ -28,7 +28,7 @@ from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.retry import CONSUME_TIMEOUT_LEVEL
-from rmqcompat.trace import hooks
+from rmqcompat.trace import bulk, hooks
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -132,17 +132,25 @@ class Settlement:
         """
         tracing = self._tracer.enabled  # the poll thread's own setting: fixed for the call
         succeeded: list[tuple[list[MessageExt], int]] = []  # traced together, one append
+        split: list[bulk.Call] = []  # the other calls, traced together as well
         try:
-            self._settle_runs(batches, succeeded if tracing else None)
+            self._settle_runs(batches, succeeded if tracing else None, split)
         finally:
             if succeeded:
                 hooks.consumed_ok(self._tracer, self._settings.group, succeeded)
+            if split:
+                hooks.consumed_calls(self._tracer, self._settings.group, split)
+            self._sendback.trace_stored()
 
     def _settle_runs(
-        self, batches: list[ConsumeBatch], succeeded: list[tuple[list[MessageExt], int]] | None
+        self,
+        batches: list[ConsumeBatch],
+        succeeded: list[tuple[list[MessageExt], int]] | None,
+        split: list[bulk.Call],
     ) -> None:
         """:meth:`on_results`' loop; the calls that succeeded whole go to ``succeeded``
-        (:func:`add_success`) unless it is None (tracing is off)."""
+        (:func:`add_success`) unless it is None (tracing is off), the others to ``split``
+        (:func:`hooks.failed_call`) while tracing."""
         running, limit = self._running, self._settings.consume_timeout_s
         pq: ProcessQueue | None = None  # the run's process queue
         state: PartitionState | None = None
@@ -178,7 +186,7 @@ class Settlement:
                 state.consume_timeouts += timeouts
                 continue
             self._release(state, pq, acked)
-            self._settle_split(batch, state, status, context)
+            self._settle_split(batch, state, status, context, split)
         self._release(state, pq, acked)
 
     @staticmethod
@@ -202,11 +210,14 @@ class Settlement:
         state: PartitionState,
         status: ConsumeConcurrentlyStatus,
         context: ConsumeConcurrentlyContext,
+        traced: list[bulk.Call],
     ) -> None:
         msgs = batch.messages
         outcome = split_batch(status, context.ack_index, len(msgs), context.marked)
         if self._tracer.enabled:
-            self._trace(batch, outcome.failed)
+            traced.append(
+                hooks.failed_call(msgs, outcome.failed, _took_ms(batch), False, batch.raised)
+            )
         state.consume_ok += len(outcome.ok)  # RocketMQ: ok = ackIndex + 1
         state.consume_failed += len(outcome.failed)  # and failed = size - ok
         for i in outcome.ok:
@@ -215,13 +226,11 @@ class Settlement:
         if failed:
             self._send_back(batch, failed, context.delay_level_when_next_consume)
 
-    def _trace(
-        self, batch: ConsumeBatch, failed: Collection[int], end: float | None = None
-    ) -> None:
-        """CONSUME events; ``end`` (the consume timeout's now) marks the failures TIME_OUT."""
-        took, group = _took_ms(batch, end), self._settings.group
-        timed_out = end is not None
-        hooks.consumed(self._tracer, group, batch.messages, failed, took, timed_out, batch.raised)
+    def _trace_timed_out(self, batch: ConsumeBatch, end: float) -> None:
+        """CONSUME events of a call the consume timeout released at ``end``: TIME_OUT."""
+        msgs, took = batch.messages, _took_ms(batch, end)
+        failed = range(len(msgs))
+        hooks.consumed(self._tracer, self._settings.group, msgs, failed, took, True, batch.raised)
 
     def _send_back(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
         """Hand each failed message to send-back, which routes it (a BROADCASTING consumer's
@@ -311,7 +320,7 @@ class Settlement:
             del self._running[batch]
             batch.expired = True
             if self._tracer.enabled:
-                self._trace(batch, range(len(batch.messages)), end=now)
+                self._trace_timed_out(batch, now)
             msgs = [
                 (m, stored)
                 for m, stored in zip(batch.messages, batch.stored, strict=True)

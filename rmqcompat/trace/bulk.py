@@ -114,6 +114,20 @@ def identity(client_id: str, host: str, namespace: str) -> bytes:
     return _str(client_id) + _str(host) + _str(namespace)
 
 
+#: A listener call for its CONSUME events: (its messages, the indexes that failed, its
+#: duration in ms, the failed ones' status, their counts when it ended (None: read from
+#: the messages)).
+Call = tuple[Sequence[MessageExt], Collection[int], int, str, Sequence[int] | None]
+
+
+def consumed_calls(who: bytes, at_ms: int, group: str, calls: Iterable[Call]) -> list[bytes]:
+    """The CONSUME events of these listener calls at ``at_ms`` (see :func:`consumed`)."""
+    events: list[bytes] = []
+    for msgs, failed, duration_ms, late, reconsumes in calls:
+        events += consumed(who, at_ms, group, msgs, failed, late, duration_ms, reconsumes)
+    return events
+
+
 def consumed(
     who: bytes,
     at_ms: int,

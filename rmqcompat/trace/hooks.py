@@ -48,6 +48,22 @@ def published(tracer: Tracer, acknowledged: Sequence[bulk.Acknowledged]) -> None
         _hand_over(tracer, bulk.published, (tracer.events.who, acknowledged), len(acknowledged))
 
 
+def failed_call(
+    msgs: Sequence[MessageExt],
+    failed: Collection[int],
+    duration_ms: int,
+    timed_out: bool = False,
+    raised: bool = False,
+) -> bulk.Call:
+    """A listener call on ``msgs`` that ended with the ``failed`` indexes RECONSUME_LATER
+    (or TIME_OUT when the call outlasted the consume timeout, EXCEPTION when the listener
+    raised), the others SUCCESS, as :func:`consumed_calls` takes it."""
+    late: ConsumeStatus = "TIME_OUT" if timed_out else "EXCEPTION" if raised else "RECONSUME_LATER"
+    # a failed message's count goes up if its send-back fails: the events keep this one
+    counts = [msg.reconsume_times for msg in msgs] if failed else None
+    return msgs, failed, duration_ms, late, counts
+
+
 def consumed(
     tracer: Tracer,
     group: str,
@@ -57,15 +73,16 @@ def consumed(
     timed_out: bool = False,
     raised: bool = False,
 ) -> None:
-    """One listener call on ``msgs`` ended: the ``failed`` indexes RECONSUME_LATER (or
-    TIME_OUT when the call outlasted the consume timeout, EXCEPTION when the listener
-    raised), the others SUCCESS."""
+    """One listener call on ``msgs`` ended (see :func:`failed_call`)."""
+    consumed_calls(tracer, group, [failed_call(msgs, failed, duration_ms, timed_out, raised)])
+
+
+def consumed_calls(tracer: Tracer, group: str, calls: Sequence[bulk.Call]) -> None:
+    """These listener calls ended (each :func:`failed_call`): their CONSUME events, with
+    one append for all of them."""
     events = tracer.events
-    late: ConsumeStatus = "TIME_OUT" if timed_out else "EXCEPTION" if raised else "RECONSUME_LATER"
-    # a failed message's count goes up if its send-back fails: the events keep this one
-    counts = [msg.reconsume_times for msg in msgs] if failed else None
-    args = (events.who, events.clock(), group, msgs, failed, late, duration_ms, counts)
-    _hand_over(tracer, bulk.consumed, args, len(msgs))
+    count = sum(len(call[0]) for call in calls)
+    _hand_over(tracer, bulk.consumed_calls, (events.who, events.clock(), group, calls), count)
 
 
 def consumed_ok(
@@ -134,16 +151,28 @@ def settled_back(
     A SEND_BACK event (one per failed delivery) is encoded in bulk
     (:func:`rmqcompat.trace.bulk.sent_back`, see :data:`ENCODE_AT_ONCE`): built as a whole
     event and encoded by the schema's writer it took 7.2 us against 3.7 us in bulk."""
-    events = tracer.events
     if dest.kind is DestinationKind.DLQ:
-        event = events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
+        event = tracer.events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
         event["reconsume_times"] = reconsume_times
         tracer.emit(event)
         return
+    settled_back_run(tracer, group, [stored_back(tracer, msg, reconsume_times, dest, produced)])
+
+
+def stored_back(
+    tracer: Tracer, msg: MessageExt, reconsume_times: int, dest: Destination, produced: Written
+) -> bulk.SentBack:
+    """The SEND_BACK event's fields of a send-back to a delay level the broker stored
+    now (see :func:`settled_back`), for :func:`settled_back_run`."""
     topic, due = produced
     target = from_kafka_topic(topic)[1]
-    sent = ((events.clock(), msg, reconsume_times, dest.level, due, target),)
-    _hand_over(tracer, bulk.sent_back, (events.who, group, sent), 1)
+    return tracer.events.clock(), msg, reconsume_times, dest.level, due, target
+
+
+def settled_back_run(tracer: Tracer, group: str, sends: Sequence[bulk.SentBack]) -> None:
+    """The SEND_BACK events of these stored send-backs (each :func:`stored_back`), with
+    one append for all of them."""
+    _hand_over(tracer, bulk.sent_back, (tracer.events.who, group, sends), len(sends))
 
 
 def forwarded(tracer: Tracer, records: Sequence[bulk.Forwarded]) -> None:

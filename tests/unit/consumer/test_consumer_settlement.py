@@ -131,7 +131,7 @@ def test_interleaved_results_release_each_partition_and_send_back_only_the_failu
     assert settlement.running() == 0 and p0.pq.commit_offset() == 4
 
 
-def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append(
+def test_the_calls_of_one_round_and_their_send_backs_are_traced_with_three_appends(
     batch_kind: BatchKind,
 ):
     settings = ConsumerSettings("g", ClientConfig("127.0.0.1:1"))
@@ -145,7 +145,7 @@ def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append(
     )
     settlement = Settlement(settings, sendback, partitions, Pool(), lambda: 0.0)
     batches = []
-    for offset, status in enumerate(["ok", "ok", "later", "ok"]):
+    for offset, status in enumerate(["ok", "ok", "later", "ok", "later"]):
         state.pq.add(offset, 1)
         batch = batch_kind.batch(
             KEY, state.queue, state.pq, [MessageExt("T", b"x", f"m{offset}", 0, offset, 0, 0)]
@@ -165,8 +165,12 @@ def test_the_calls_that_succeeded_in_one_round_are_traced_with_one_append(
         ("m1", "SUCCESS"),
         ("m2", "RECONSUME_LATER"),
         ("m3", "SUCCESS"),
+        ("m4", "RECONSUME_LATER"),
     ]
-    # the three successes in one append, the failure in its own, its send-back in another
+    sent_back = [e["msg_id"] for e in traces.events if e["event"] == "SEND_BACK"]
+    assert sorted(sent_back) == ["m2", "m4"]
+    # the three successes in one append, the two failures in another, their send-backs
+    # (stored at once by this sink) in a third
     assert traces.appends == 3
 
 

@@ -163,6 +163,30 @@ def test_calls_that_succeeded_are_traced_in_one_append_with_their_own_durations(
     }
 
 
+def test_calls_that_failed_are_traced_in_one_append_with_what_each_call_would_give() -> None:
+    tracer, sink = _tracer()
+    first = [MessageExt("Orders", b"", f"A{i}", 0, i, 1, 1, 2) for i in range(2)]
+    second = [MessageExt("Orders", b"", "B0", 1, 9, 1, 1, 4)]
+    calls = [
+        hooks.failed_call(first, {1}, 3),
+        hooks.failed_call(second, {0}, 8, raised=True),
+    ]
+    second[0].reconsume_times = 5  # a failed send-back's local +1: the call's count stays
+    hooks.consumed_calls(tracer, "G", calls)
+    assert sink.appends == 1
+    seen = [(e["msg_id"], e["status"], e["duration_ms"], e["reconsume_times"]) for e in sink.events]
+    assert seen == [
+        ("A0", "SUCCESS", 3, 2),
+        ("A1", "RECONSUME_LATER", 3, 2),
+        ("B0", "EXCEPTION", 8, 4),
+    ]
+    one_by_one, sink_each = _tracer()
+    hooks.consumed(one_by_one, "G", first, {1}, 3)
+    second[0].reconsume_times = 4
+    hooks.consumed(one_by_one, "G", second, {0}, 8, raised=True)
+    assert sink_each.events == sink.events
+
+
 def test_calls_of_one_duration_in_a_row_give_the_events_of_each_call_in_order() -> None:
     msgs = [MessageExt("Orders", b"", f"M{i}", i % 2, i, 1, 1, i) for i in range(6)]
     calls = [([msgs[0]], 0), ([msgs[1]], 0), (msgs[2:4], 5), ([msgs[4]], 0), ([msgs[5]], 0)]
@@ -238,7 +262,7 @@ def test_a_call_that_cannot_be_encoded_at_once_goes_to_the_sink_to_be_counted(
     beyond_a_long = MessageExt("Orders", b"", "ID", 0, 2**70, 1, 1)
     hooks.consumed(tracer, "G", [beyond_a_long], (), 1)  # never raises into the data path
     ((write, args, count),) = sink.deferred
-    assert (write, count) == (bulk.consumed, 1)  # the sink's thread fails it, drops, counts
+    assert (write, count) == (bulk.consumed_calls, 1)  # the sink's thread fails it, drops, counts
     with pytest.raises(OverflowError):
         write(*args)
 
