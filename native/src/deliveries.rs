@@ -67,12 +67,7 @@ impl DeliveryReports {
                 self.note(py, acknowledged.bind(py), send, message, headers)?;
             }
         }
-        let in_flight = self.in_flight.bind(py);
-        in_flight.discard(send)?;
-        if in_flight.is_empty() {
-            self.none_in_flight.call0(py)?;
-        }
-        Ok(())
+        self.leave(send.as_any())
     }
 
     /// Notes a stored send for its PUBLISH trace event.
@@ -138,6 +133,17 @@ impl DeliveryReports {
         msg: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         self.report(pending, err, msg)
+    }
+
+    /// `pending` has its outcome: it leaves the sends in flight (see the Python class).
+    fn leave(&self, pending: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = pending.py();
+        let in_flight = self.in_flight.bind(py);
+        in_flight.discard(pending)?;
+        if in_flight.is_empty() {
+            self.none_in_flight.call0(py)?;
+        }
+        Ok(())
     }
 
     /// No `__clear__`: the cycles through it (the pipeline's bound methods) are broken

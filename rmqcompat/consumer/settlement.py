@@ -134,7 +134,7 @@ class Settlement:
         succeeded: list[tuple[list[MessageExt], int]] = []  # traced together, one append
         split: list[bulk.Call] = []  # the other calls, traced together as well
         try:
-            self._settle_runs(batches, succeeded if tracing else None, split)
+            self._settle_runs(batches, succeeded if tracing else None, split if tracing else None)
         finally:
             if succeeded:
                 hooks.consumed_ok(self._tracer, self._settings.group, succeeded)
@@ -146,11 +146,11 @@ class Settlement:
         self,
         batches: list[ConsumeBatch],
         succeeded: list[tuple[list[MessageExt], int]] | None,
-        split: list[bulk.Call],
+        split: list[bulk.Call] | None,
     ) -> None:
         """:meth:`on_results`' loop; the calls that succeeded whole go to ``succeeded``
-        (:func:`add_success`) unless it is None (tracing is off), the others to ``split``
-        (:func:`hooks.failed_call`) while tracing."""
+        (:func:`add_success`), the others to ``split`` (:func:`hooks.failed_call`), unless
+        they are None (tracing is off)."""
         running, limit = self._running, self._settings.consume_timeout_s
         pq: ProcessQueue | None = None  # the run's process queue
         state: PartitionState | None = None
@@ -210,11 +210,11 @@ class Settlement:
         state: PartitionState,
         status: ConsumeConcurrentlyStatus,
         context: ConsumeConcurrentlyContext,
-        traced: list[bulk.Call],
+        traced: list[bulk.Call] | None,
     ) -> None:
         msgs = batch.messages
         outcome = split_batch(status, context.ack_index, len(msgs), context.marked)
-        if self._tracer.enabled:
+        if traced is not None:
             traced.append(
                 hooks.failed_call(msgs, outcome.failed, _took_ms(batch), False, batch.raised)
             )

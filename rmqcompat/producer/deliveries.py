@@ -97,6 +97,11 @@ class DeliveryReports:
             acknowledged.append((at_ms, message, pending.msg_id, pending.topic, None, written))
             if len(acknowledged) >= self._trace_run:
                 self._trace_noted()
+        self.leave(pending)
+
+    def leave(self, pending: PendingSend) -> None:
+        """``pending`` has its outcome: it leaves ``in_flight`` (``none_in_flight`` is
+        called when that empties it). Every way a send ends comes through here."""
         in_flight = self._in_flight
         in_flight.discard(pending)
         if not in_flight:

@@ -327,13 +327,7 @@ class Pipeline:
             # Delivered while its deadline passed: the delivery stands and was settled (a
             # spool entry written meanwhile is re-sent later: a duplicate, never a loss).
             return
-        self._settle(pending)
-
-    def _settle(self, pending: PendingSend) -> None:
-        in_flight = self._in_flight
-        in_flight.discard(pending)
-        if not in_flight:
-            self._none_in_flight()
+        self._report.leave(pending)
 
     def _none_in_flight(self) -> None:
         if self._draining:
