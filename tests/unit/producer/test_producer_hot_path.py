@@ -147,15 +147,16 @@ def test_the_collector_walks_a_compiled_send_only_once_it_failed(
     assert gc.is_tracked(failed)
 
 
-class _Client:
-    """Records what ``produce`` was given; refuses with ``refusal`` when one is set."""
+class RecordingClient:
+    """Records the arguments ``produce`` was given (positional only: a send gives no
+    keyword); raises ``refusal`` when one is set."""
 
-    def __init__(self, refusal: Exception | None = None) -> None:
-        self.produced: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    def __init__(self, refusal: BaseException | None = None) -> None:
+        self.produced: list[tuple[Any, ...]] = []
         self.refusal = refusal
 
-    def produce(self, *args: Any, **kwargs: Any) -> None:
-        self.produced.append((args, kwargs))
+    def produce(self, *args: Any) -> None:
+        self.produced.append(args)
         if self.refusal is not None:
             raise self.refusal
 
@@ -165,20 +166,20 @@ def test_an_attempt_is_counted_noted_and_produced_with_the_send_as_its_callback(
 ) -> None:
     headers = {props.UNIQ_KEY: b"ID1"}
     pending = _pending(pending_send, headers)
-    client, report = _Client(), mock.Mock()
+    client, report = RecordingClient(), mock.Mock()
     pending.start_attempt(client, report)
     assert (pending.attempts, pending.producer, pending.on_report) == (1, client, report)
-    assert client.produced == [(("ns.T", b"body", None, -1, pending, None, 0, headers), {})]
+    assert client.produced == [("ns.T", b"body", None, -1, pending, None, 0, headers)]
     pending.partition = 2
-    full = _Client(BufferError("queue full"))
+    full = RecordingClient(BufferError("queue full"))
     with pytest.raises(BufferError):
         pending.start_attempt(full, report)
     assert (pending.attempts, pending.producer) == (2, full)
-    assert full.produced[0][0][:4] == ("ns.T", b"body", None, 2)
-    roomy = _Client()
+    assert full.produced[0][:4] == ("ns.T", b"body", None, 2)
+    roomy = RecordingClient()
     pending.produce_on(roomy)  # the same attempt, once the queue has room: not counted
     assert (pending.attempts, pending.producer) == (2, full)
-    assert roomy.produced == [(("ns.T", b"body", None, 2, pending, None, 0, headers), {})]
+    assert roomy.produced == [("ns.T", b"body", None, 2, pending, None, 0, headers)]
     pending(None, None)  # its delivery report goes to the handler noted
     report.assert_called_once_with(pending, None, None)
 

@@ -15,6 +15,7 @@ from unittest import mock
 import pytest
 from compiled_core import compiled_core
 from confluent_kafka import KafkaError, KafkaException
+from test_producer_hot_path import RecordingClient
 
 from rmqcompat import properties as props
 from rmqcompat.clock import epoch_ms
@@ -32,19 +33,6 @@ from rmqcompat.producer.spool import SpoolEntry
 from rmqcompat.wire import OutgoingRecord
 
 PREFIX = "0123456789ABCDEF"
-
-
-class _Client:
-    """Records what ``produce`` was given; raises ``refusal`` when one is set."""
-
-    def __init__(self, refusal: BaseException | None = None) -> None:
-        self.produced: list[tuple[Any, ...]] = []
-        self.refusal = refusal
-
-    def produce(self, *args: Any) -> None:
-        self.produced.append(args)
-        if self.refusal is not None:
-            raise self.refusal
 
 
 @pytest.fixture(params=["PlainLane", "compiled PlainLane"])
@@ -75,7 +63,7 @@ class _Lane:
         self.in_flight: set[PendingSend] = set()
         self.report, self.refused = mock.Mock(), mock.Mock()
         self.ids = ids_kind(PREFIX, 7)
-        self.client = _Client(refusal)
+        self.client = RecordingClient(refusal)
         self.lane = kind(
             self.ready, 100, self.ids, clock, self.in_flight, self.report, self.refused
         )
@@ -222,7 +210,7 @@ class _Reports:
         pending: PendingSend = self.send_kind(
             "ns.T", b"body", None, headers, "ID1", "T", message, 3, **kw
         )
-        pending.start_attempt(_Client(), self.reports)
+        pending.start_attempt(RecordingClient(), self.reports)
         self.in_flight.add(pending)
         return pending
 
