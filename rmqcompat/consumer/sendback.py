@@ -194,7 +194,7 @@ class SendBack:
         """Trace that the broker stored the send-back of ``msg`` (sent as ``written``): a
         DEAD_LETTER event at once, a SEND_BACK event with the next :meth:`trace_stored`."""
         if dest.kind is DestinationKind.DLQ:
-            hooks.settled_back(self.tracer, msg, reconsume_times, self.group, dest, written)
+            hooks.dead_lettered(self.tracer, msg, reconsume_times, self.group, dest)
         else:
             self._stored.append(hooks.stored_back(self.tracer, msg, reconsume_times, dest, written))
 

@@ -5,7 +5,7 @@ and orderly settlement; ``quarantined``: the consumer's intake, the forwarder's 
 its delivery reports), only when ``tracer.enabled``; none raises for a malformed record
 (a bad header yields a partial event, never an exception into the data path).
 
-The hot paths' events (``published``, ``consumed``, ``settled_back`` to a delay level,
+The hot paths' events (``published``, ``consumed``, ``settled_back_run``,
 ``forwarded``, ``replayed``) are not built here: the call takes the time and hands its
 values to the sink with one append (:meth:`~rmqcompat.trace.sink.TraceSink.defer`); they
 are encoded in bulk (:mod:`rmqcompat.trace.bulk`), on the sink's thread or, see
@@ -22,7 +22,7 @@ from rmqcompat import properties as props
 from rmqcompat.core import CORE
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import MessageExt
-from rmqcompat.retry import Destination, DestinationKind
+from rmqcompat.retry import Destination
 from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace import bulk
 from rmqcompat.trace.events import ConsumeStatus
@@ -129,41 +129,29 @@ Written = tuple[str, int | None]
 
 
 def written(record: OutgoingRecord) -> Written:
-    """What :func:`settled_back` records of ``record``, read when it is produced: the
+    """What :func:`stored_back` records of ``record``, read when it is produced: the
     record need not outlive its produce for the trace (its headers, a list of tuples,
     would stay alive until the delivery report)."""
     return record.topic, parking.stamped_due(record.headers)
 
 
-def settled_back(
-    tracer: Tracer,
-    msg: MessageExt,
-    reconsume_times: int,
-    group: str,
-    dest: Destination,
-    produced: Written,
+def dead_lettered(
+    tracer: Tracer, msg: MessageExt, reconsume_times: int, group: str, dest: Destination
 ) -> None:
     """The broker stored the send-back of ``msg`` (whose delivery with the stored count
-    ``reconsume_times`` failed) at ``dest``: a delay level, or the DLQ. ``produced`` is
-    :func:`written` of the record sent: its topic and ``DUE_TIME`` are recorded as
-    written, never recomputed.
-
-    A SEND_BACK event (one per failed delivery) is encoded in bulk
-    (:func:`rmqcompat.trace.bulk.sent_back`, see :data:`ENCODE_AT_ONCE`): built as a whole
-    event and encoded by the schema's writer it took 7.2 us against 3.7 us in bulk."""
-    if dest.kind is DestinationKind.DLQ:
-        event = tracer.events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
-        event["reconsume_times"] = reconsume_times
-        tracer.emit(event)
-        return
-    settled_back_run(tracer, group, [stored_back(tracer, msg, reconsume_times, dest, produced)])
+    ``reconsume_times`` failed) in the DLQ ``dest``: a DEAD_LETTER event."""
+    event = tracer.events.dead_letter(msg, group, dest.real_topic, "routed to the DLQ")
+    event["reconsume_times"] = reconsume_times
+    tracer.emit(event)
 
 
 def stored_back(
     tracer: Tracer, msg: MessageExt, reconsume_times: int, dest: Destination, produced: Written
 ) -> bulk.SentBack:
-    """The SEND_BACK event's fields of a send-back to a delay level the broker stored
-    now (see :func:`settled_back`), for :func:`settled_back_run`."""
+    """The SEND_BACK event's fields of a send-back of ``msg`` (whose delivery with the
+    stored count ``reconsume_times`` failed) to the delay level ``dest``, stored by the
+    broker now, for :func:`settled_back_run`. ``produced`` is :func:`written` of the
+    record sent: its topic and ``DUE_TIME`` are recorded as written, never recomputed."""
     topic, due = produced
     target = from_kafka_topic(topic)[1]
     return tracer.events.clock(), msg, reconsume_times, dest.level, due, target
@@ -171,7 +159,11 @@ def stored_back(
 
 def settled_back_run(tracer: Tracer, group: str, sends: Sequence[bulk.SentBack]) -> None:
     """The SEND_BACK events of these stored send-backs (each :func:`stored_back`), with
-    one append for all of them."""
+    one append for all of them.
+
+    SEND_BACK events are encoded in bulk (:func:`rmqcompat.trace.bulk.sent_back`, see
+    :data:`ENCODE_AT_ONCE`): built as a whole event and encoded by the schema's writer
+    one took 7.2 us against 3.7 us in bulk."""
     _hand_over(tracer, bulk.sent_back, (tracer.events.who, group, sends), len(sends))
 
 

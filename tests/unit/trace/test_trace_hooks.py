@@ -64,10 +64,18 @@ def _parked_send_back(level: int) -> tuple[Destination, OutgoingRecord]:
     return Destination(DestinationKind.DELAY, "%RETRY%G", level), record
 
 
+def _settled_back(
+    tracer: Tracer, reconsume_times: int, dest: Destination, record: OutgoingRecord
+) -> None:
+    """As the consumer traces a stored send-back of ``_MSG``: its fields, then the run."""
+    stored = hooks.stored_back(tracer, _MSG, reconsume_times, dest, hooks.written(record))
+    hooks.settled_back_run(tracer, "G", [stored])
+
+
 def test_send_back_to_a_level_records_the_topic_and_due_time_it_was_written_with() -> None:
     tracer, sink = _tracer()
     dest, record = _parked_send_back(5)
-    hooks.settled_back(tracer, _MSG, 2, "G", dest, hooks.written(record))
+    _settled_back(tracer, 2, dest, record)
     (event,) = sink.events
     assert (event["event"], event["delay_level"], event["target_topic"]) == (
         "SEND_BACK",
@@ -81,14 +89,14 @@ def test_send_back_traced_late_still_records_the_due_time_written_not_one_from_i
     tracer, sink = _tracer()
     dest, record = _parked_send_back(3)
     written = {name: value for name, value in record.headers}[props.DUE_TIME]
-    hooks.settled_back(tracer, _MSG, 0, "G", dest, hooks.written(record))
+    _settled_back(tracer, 0, dest, record)
     assert str(sink.events[0]["due_ms"]).encode() == written == b"11000"
 
 
 def test_send_back_to_the_dlq_is_a_dead_letter() -> None:
     tracer, sink = _tracer()
     dlq = Destination(DestinationKind.DLQ, "%DLQ%G")
-    hooks.settled_back(tracer, _MSG, 2, "G", dlq, ("ns.rmq.dlq.G", None))
+    hooks.dead_lettered(tracer, _MSG, 2, "G", dlq)
     assert [(e["event"], e["target_topic"]) for e in sink.events] == [("DEAD_LETTER", "%DLQ%G")]
 
 
@@ -273,7 +281,7 @@ def test_send_back_events_are_encoded_at_once_with_the_core_and_later_without(
 ) -> None:
     sink, tracer = _handing_over(monkeypatch, at_once)
     dest, record = _parked_send_back(3)
-    hooks.settled_back(tracer, _MSG, 1, "G", dest, hooks.written(record))
+    _settled_back(tracer, 1, dest, record)
     ((write, args, count),) = sink.deferred
     (event,) = [decode(e) for e in write(*args)]
     assert (count, event["event"], event["due_ms"], event["target_topic"]) == (
