@@ -43,14 +43,20 @@ impl DeliveryReports {
             self.failed.call1(py, (send, err, producer))?;
             return Ok(());
         }
-        let entry = send.borrow().spool_entry.clone_ref(py);
+        // what the rest needs of the send, read at once: releasing it lets go of its record
+        let (entry, message, headers, msg_id, topic) = {
+            let this = send.borrow();
+            (
+                this.spool_entry.clone_ref(py),
+                this.message.clone_ref(py),
+                this.headers.clone_ref(py),
+                this.msg_id.clone_ref(py),
+                this.topic.clone_ref(py),
+            )
+        };
         if !entry.is_none(py) {
             self.unspool.call1(py, (entry,))?;
         }
-        let (message, headers) = {
-            let this = send.borrow();
-            (this.message.clone_ref(py), this.headers.clone_ref(py))
-        };
         let partition = msg.call_method0(intern!(py, "partition"))?.unbind();
         let offset = msg.call_method0(intern!(py, "offset"))?.unbind();
         if let Err(err) = PendingSend::set_stored(send, partition, offset) {
@@ -64,20 +70,20 @@ impl DeliveryReports {
         PendingSend::release(send);
         if let Some(acknowledged) = &self.acknowledged {
             if !message.is_none(py) {
-                self.note(py, acknowledged.bind(py), send, message, headers)?;
+                let noted = (message, msg_id, topic, headers);
+                self.note(py, acknowledged.bind(py), noted)?;
             }
         }
         self.leave(send.as_any())
     }
 
-    /// Notes a stored send for its PUBLISH trace event.
+    /// Notes a stored send, its `(message, msg_id, topic, headers)`, for its PUBLISH
+    /// trace event.
     fn note(
         &self,
         py: Python<'_>,
         acknowledged: &Bound<'_, PyAny>,
-        send: &Bound<'_, PendingSend>,
-        message: Py<PyAny>,
-        headers: Py<PyAny>,
+        (message, msg_id, topic, headers): (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
     ) -> PyResult<()> {
         let headers = headers.into_bound(py);
         let written = if headers.is_none() || headers.is_instance_of::<PyDict>() {
@@ -86,10 +92,6 @@ impl DeliveryReports {
             headers
         };
         let at_ms = self.trace_clock.read(py)?;
-        let (msg_id, topic) = {
-            let this = send.borrow();
-            (this.msg_id.clone_ref(py), this.topic.clone_ref(py))
-        };
         let noted = (at_ms, message, msg_id, topic, py.None(), written);
         acknowledged.call_method1(intern!(py, "append"), (noted,))?;
         if acknowledged.len()? >= self.trace_run {
