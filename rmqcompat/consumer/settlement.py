@@ -158,10 +158,19 @@ class Settlement:
         at, end = 0, len(batches)
         while at < end:
             batch = batches[at]
-            at += 1
             if batch.pq is not pq:
                 self._release(state, pq, acked)
                 pq, state = batch.pq, self._state(batch)
+            if state is not None:
+                # the run's batches from here that succeeded whole, in one call (the
+                # core's takes only its own batches)
+                settle = settle_successes if type(batch) is ConsumeBatch else _settle_successes
+                taken, timeouts = settle(batches, at, pq, running, limit, acked, succeeded)
+                state.consume_timeouts += timeouts
+                if taken > at:
+                    at = taken
+                    continue
+            at += 1
             start, finish = batch.started_at, batch.finished_at
             # RocketMQ's TIME_OUT, late results too: the call itself took that long
             if finish is not None and start is not None and finish - start >= limit:
@@ -175,16 +184,6 @@ class Settlement:
                 if batch.refused is not None:  # stop consuming: nothing of it is committed
                     raise batch.refused
                 continue  # the partition was revoked: its new owner consumes these again
-            msgs = batch.messages
-            if all_succeeded(status, context.ack_index, len(msgs), context.marked):
-                if succeeded is not None:
-                    add_success(succeeded, msgs, _took_ms(batch))
-                for msg in msgs:
-                    acked.append(msg.queue_offset)
-                # the rest of the run, while its batches succeeded whole
-                at, timeouts = _settle_successes(batches, at, pq, running, limit, acked, succeeded)
-                state.consume_timeouts += timeouts
-                continue
             self._release(state, pq, acked)
             self._settle_split(batch, state, status, context, split)
         self._release(state, pq, acked)
@@ -361,7 +360,8 @@ def settle_successes(
     succeeded: list[tuple[list[MessageExt], int]] | None,
 ) -> tuple[int, int]:
     """Settle ``batches[start:]`` in one call while each is of ``pq`` (a partition still
-    owned), still ``running`` and succeeded whole, as the settle loop does: each leaves
+    owned), still ``running`` and succeeded whole (the settle loop's one place for such
+    batches; the loop decides every other): each leaves
     ``running``, its messages' offsets go to ``acked``, and unless ``succeeded`` is None
     (tracing off) its messages and listener time in ms are added to it
     (:func:`add_success`).
