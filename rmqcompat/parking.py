@@ -33,7 +33,7 @@ has no ``DELAY`` (its levels were hops of ours) but RocketMQ's timer properties:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rmqcompat import properties as props
@@ -195,10 +195,11 @@ def due_time(
     return due
 
 
-def stamped_due(headers: Iterable[tuple[str, bytes | None]]) -> int | None:
+def stamped_due(headers: Sequence[tuple[str, bytes | None]]) -> int | None:
     """The ``DUE_TIME`` of a record this process parked (None: not parked), as its trace
-    event records it: what was written, never recomputed."""
-    for name, value in headers:
+    event records it: what was written, never recomputed. Read from the end: :func:`park`
+    writes it last (a record's headers name each property once)."""
+    for name, value in reversed(headers):
         if name == props.DUE_TIME and value is not None:
             return int(value)
     return None

@@ -130,11 +130,45 @@ class _Report:
         self._done(err)
 
 
-class _Traced:
-    """``done``, after tracing a send-back the broker acknowledged (a slots object for the
-    reason :class:`_Report` is one; it keeps only :func:`hooks.written` of the record)."""
+class _SentBackTraced:
+    """``done``, after noting for its SEND_BACK event (see :meth:`SendBack.trace_stored`)
+    a send-back to a delay level the broker stored. A slots object for the reason
+    :class:`_Report` is one, holding the fields rather than a tuple of them (which would
+    be one more object in the collector's sight)."""
 
-    __slots__ = ("_dest", "_done", "_msg", "_reconsume_times", "_sendback", "_written")
+    __slots__ = ("_clock", "_done", "_level", "_msg", "_reconsume_times", "_stored", "_written")
+
+    def __init__(
+        self,
+        stored: list[bulk.SentBack],
+        clock: Clock,
+        msg: MessageExt,
+        reconsume_times: int,
+        level: int,
+        written: hooks.Written,
+        done: Done,
+    ) -> None:
+        self._stored = stored
+        self._clock = clock
+        self._msg = msg
+        self._reconsume_times = reconsume_times
+        self._level = level
+        self._written = written
+        self._done = done
+
+    def __call__(self, err: KafkaError | None) -> None:
+        if err is None:
+            due, target = self._written
+            self._stored.append(
+                (self._clock(), self._msg, self._reconsume_times, self._level, due, target)
+            )
+        self._done(err)
+
+
+class _DeadLetterTraced:
+    """``done``, after tracing a dead letter the broker stored (:func:`hooks.dead_lettered`)."""
+
+    __slots__ = ("_dest", "_done", "_msg", "_reconsume_times", "_sendback")
 
     def __init__(
         self,
@@ -142,19 +176,20 @@ class _Traced:
         msg: MessageExt,
         reconsume_times: int,
         dest: Destination,
-        record: OutgoingRecord,
         done: Done,
     ) -> None:
         self._sendback = sendback
         self._msg = msg
         self._reconsume_times = reconsume_times
         self._dest = dest
-        self._written = hooks.written(record)
         self._done = done
 
     def __call__(self, err: KafkaError | None) -> None:
         if err is None:
-            self._sendback.stored(self._msg, self._reconsume_times, self._dest, self._written)
+            sendback = self._sendback
+            hooks.dead_lettered(
+                sendback.tracer, self._msg, self._reconsume_times, sendback.group, self._dest
+            )
         self._done(err)
 
 
@@ -188,21 +223,12 @@ class SendBack:
     def group(self) -> str:
         return self._policy.group
 
-    def stored(
-        self, msg: MessageExt, reconsume_times: int, dest: Destination, written: hooks.Written
-    ) -> None:
-        """Trace that the broker stored the send-back of ``msg`` (sent as ``written``): a
-        DEAD_LETTER event at once, a SEND_BACK event with the next :meth:`trace_stored`."""
-        if dest.kind is DestinationKind.DLQ:
-            hooks.dead_lettered(self.tracer, msg, reconsume_times, self.group, dest)
-        else:
-            self._stored.append(hooks.stored_back(self.tracer, msg, reconsume_times, dest, written))
-
     def trace_stored(self) -> None:
         """Hand the SEND_BACK events noted since the last call to the trace, in one append
         (the poll loop calls it each round, after the round's delivery reports)."""
         if self._stored:
-            stored, self._stored = self._stored, []
+            stored = self._stored.copy()  # the list stays: each traced report holds it
+            self._stored.clear()
             hooks.settled_back_run(self.tracer, self.group, stored)
 
     def send(self, msg: MessageExt, reconsume_times: int, delay_level: int, done: Done) -> None:
@@ -233,8 +259,24 @@ class SendBack:
             done(KafkaError(KafkaError._INVALID_ARG, f"cannot encode the message: {exc!r}"))  # noqa: SLF001
             return
         if self.tracer.enabled:
-            done = _Traced(self, msg, reconsume_times, dest, record, done)
+            done = self._traced(msg, reconsume_times, dest, record, done)
         self._sink.produce(record, done)
+
+    def _traced(
+        self,
+        msg: MessageExt,
+        reconsume_times: int,
+        dest: Destination,
+        record: OutgoingRecord,
+        done: Done,
+    ) -> Done:
+        """``done``, after tracing the send-back of ``msg`` as ``record`` once stored: a
+        DEAD_LETTER event at once, a SEND_BACK event with the next :meth:`trace_stored`."""
+        if dest.kind is DestinationKind.DLQ:
+            return _DeadLetterTraced(self, msg, reconsume_times, dest, done)
+        written = hooks.written(record)
+        clock = self.tracer.events.clock
+        return _SentBackTraced(self._stored, clock, msg, reconsume_times, dest.level, written, done)
 
     def _record(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> OutgoingRecord:
         if dest.kind is DestinationKind.DLQ:

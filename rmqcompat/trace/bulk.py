@@ -278,7 +278,7 @@ _send_back_events = send_back_events if CORE is None else CORE.send_back_events
 
 
 #: An acknowledged send: ``(at_ms, message, msg_id, physical_topic, born_ms, headers)``.
-Acknowledged = tuple[int, Message, str, str, int | None, Iterable[tuple[str, bytes | None]]]
+Acknowledged = tuple[int, Message, str, str, int | None, Sequence[tuple[str, bytes | None]]]
 
 
 def published(who: bytes, acknowledged: Iterable[Acknowledged]) -> list[bytes]:
@@ -305,7 +305,7 @@ def _publish_event(
     msg_id: str,
     physical_topic: str,
     born_ms: int | None,
-    headers: Iterable[tuple[str, bytes | None]],
+    headers: Sequence[tuple[str, bytes | None]],
 ) -> bytes:
     due_ms = message.deliver_time_ms
     if due_ms is None and message.delay_time_level:

@@ -123,16 +123,18 @@ def _as_encoded(events: list[bytes]) -> list[bytes]:
     return events
 
 
-#: What a send-back's trace event records of the record produced: its Kafka topic and its
-#: ``DUE_TIME`` as written (None: not parked), see :func:`written`.
-Written = tuple[str, int | None]
+#: What a send-back's SEND_BACK event records of the record produced (see
+#: :func:`written`): its ``DUE_TIME`` as written (None: not parked) and its logical topic.
+Written = tuple[int | None, str]
 
 
 def written(record: OutgoingRecord) -> Written:
-    """What :func:`stored_back` records of ``record``, read when it is produced: the
-    record need not outlive its produce for the trace (its headers, a list of tuples,
-    would stay alive until the delivery report)."""
-    return record.topic, parking.stamped_due(record.headers)
+    """What the SEND_BACK event of a send-back produced as ``record`` records of it: read
+    when it is produced, as written, never recomputed (the record need not outlive its
+    produce for the trace: its headers, a list of tuples, would stay alive until the
+    delivery report). The event (:data:`rmqcompat.trace.bulk.SentBack`) is the time the
+    broker stored it, the message, its stored count, its level, then these."""
+    return parking.stamped_due(record.headers), from_kafka_topic(record.topic)[1]
 
 
 def dead_lettered(
@@ -145,21 +147,9 @@ def dead_lettered(
     tracer.emit(event)
 
 
-def stored_back(
-    tracer: Tracer, msg: MessageExt, reconsume_times: int, dest: Destination, produced: Written
-) -> bulk.SentBack:
-    """The SEND_BACK event's fields of a send-back of ``msg`` (whose delivery with the
-    stored count ``reconsume_times`` failed) to the delay level ``dest``, stored by the
-    broker now, for :func:`settled_back_run`. ``produced`` is :func:`written` of the
-    record sent: its topic and ``DUE_TIME`` are recorded as written, never recomputed."""
-    topic, due = produced
-    target = from_kafka_topic(topic)[1]
-    return tracer.events.clock(), msg, reconsume_times, dest.level, due, target
-
-
 def settled_back_run(tracer: Tracer, group: str, sends: Sequence[bulk.SentBack]) -> None:
-    """The SEND_BACK events of these stored send-backs (each :func:`stored_back`), with
-    one append for all of them.
+    """The SEND_BACK events of these stored send-backs (each ends with :func:`written`
+    of its record), with one append for all of them.
 
     SEND_BACK events are encoded in bulk (:func:`rmqcompat.trace.bulk.sent_back`, see
     :data:`ENCODE_AT_ONCE`): built as a whole event and encoded by the schema's writer

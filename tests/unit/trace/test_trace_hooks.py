@@ -67,8 +67,9 @@ def _parked_send_back(level: int) -> tuple[Destination, OutgoingRecord]:
 def _settled_back(
     tracer: Tracer, reconsume_times: int, dest: Destination, record: OutgoingRecord
 ) -> None:
-    """As the consumer traces a stored send-back of ``_MSG``: its fields, then the run."""
-    stored = hooks.stored_back(tracer, _MSG, reconsume_times, dest, hooks.written(record))
+    """As the consumer traces a stored send-back of ``_MSG``: noted when produced, then
+    the run, at the time it was stored."""
+    stored = (tracer.events.clock(), _MSG, reconsume_times, dest.level, *hooks.written(record))
     hooks.settled_back_run(tracer, "G", [stored])
 
 
