@@ -14,13 +14,14 @@ from rmqcompat.forwarder.holding import hold_run as hold_run
 from rmqcompat.forwarder.holding import record_size as record_size
 from rmqcompat.forwarder.plan import plain_release as plain_release
 from rmqcompat.forwarder.run import forward_run as forward_run
+from rmqcompat.message import MessageExt
 from rmqcompat.message_id import MessageIds as MessageIds
 from rmqcompat.process_queue import ProcessQueue as ProcessQueue
 from rmqcompat.producer.deliveries import DeliveryReports as DeliveryReports
 from rmqcompat.producer.pending import PendingSend as PendingSend
 from rmqcompat.producer.plain_lane import PlainLane as PlainLane
 from rmqcompat.producer.records import plain_headers as plain_headers
-from rmqcompat.properties import encode_properties
+from rmqcompat.properties import Headers, encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events
@@ -33,3 +34,9 @@ from rmqcompat.wire import plain_decode as plain_decode
 decode_headers = decode_well_formed
 decode_letter_ids = decode_ids
 to_headers = encode_properties
+
+# the one exception to the rule above: the headers of the pure reference's record
+# (rmqcompat.consumer.sendback_record: delay_record, compiled_delay_record)
+def send_back_headers(
+    msg: MessageExt, reconsume_times: int, real_topic: str, level: int, due_ms: int
+) -> Headers: ...

@@ -25,6 +25,7 @@ mod plain_lane;
 mod process_queue;
 mod replay;
 mod run;
+mod send_back;
 
 /// Leaves `object`, a new object of a GC type whose contents cannot lead back to it yet,
 /// out of the cyclic collector's sight (as CPython leaves tuples and dicts that hold
@@ -321,7 +322,7 @@ fn consume_events<'py>(
 }
 
 /// `props.encode_int(value).encode("utf-8")`: the decimal of `int(value)`.
-fn decimal_of<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn decimal_of<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
     let text = match value.extract::<i64>() {
         Ok(number) if value.is_exact_instance_of::<pyo3::types::PyInt>() => number.to_string(),
@@ -770,7 +771,7 @@ fn to_headers<'py>(
 }
 
 /// `value.encode("utf-8")`, without the method call for an exact `str`.
-fn utf8<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn utf8<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     match value.cast_exact::<PyString>() {
         Ok(text) => Ok(PyBytes::new(py, text.to_str()?.as_bytes()).into_any()),
         Err(_) => value.call_method1(intern!(py, "encode"), ("utf-8",)),
@@ -1717,6 +1718,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
     module.add_function(wrap_pyfunction!(holding::hold_run, module)?)?;
     module.add_function(wrap_pyfunction!(to_headers, module)?)?;
+    module.add_function(wrap_pyfunction!(send_back::send_back_headers, module)?)?;
     module.add_function(wrap_pyfunction!(replay::decode_letter_ids, module)?)?;
     module.add_function(wrap_pyfunction!(replay::replay_records, module)?)?;
     module.add_function(wrap_pyfunction!(replay::take_chunk, module)?)?;

@@ -18,8 +18,8 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from rmqcompat import properties as props
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.closing import close_producer
+from rmqcompat.consumer.sendback_record import send_back_record
 from rmqcompat.message import MessageExt
-from rmqcompat.parking import park
 from rmqcompat.producer.failures import as_kafka_error, needs_new_client
 from rmqcompat.retry import (
     Destination,
@@ -27,7 +27,6 @@ from rmqcompat.retry import (
     RetryPolicy,
     dead_letter_properties,
     route_failed,
-    sendback_properties,
 )
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.trace import Tracer, bulk, hooks
@@ -287,14 +286,12 @@ class SendBack:
                 msg.key,
                 props.to_headers(properties),
             )
-        properties = sendback_properties(msg, msg.topic, reconsume_times)
-        return park(
-            msg.body,
-            msg.key,
-            properties,
-            real_topic=dest.real_topic,
-            level=dest.level,
-            levels=self._policy.levels,
-            namespace=self._namespace,
-            now_ms=self._now_ms(),
+        return send_back_record(
+            msg,
+            reconsume_times,
+            dest.real_topic,
+            dest.level,
+            self._policy.levels,
+            self._namespace,
+            self._now_ms(),
         )

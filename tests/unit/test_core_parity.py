@@ -31,13 +31,14 @@ from hypothesis import strategies as st
 
 from rmqcompat import clock, message_id, wire
 from rmqcompat import properties as props
-from rmqcompat.consumer import intake
+from rmqcompat.consumer import intake, sendback_record
 from rmqcompat.core import PURE_PYTHON_ENV
 from rmqcompat.forwarder import holding, plan, run
 from rmqcompat.message import Message as SentMessage
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer import records
+from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
 
@@ -793,3 +794,77 @@ def test_the_core_decodes_a_plain_record_itself() -> None:
     assert no_id is not None and no_id.msg_id == "t@2@41"
     for odd in ([("RECONSUME_TIME", b"2147483648")], [("FLAG", b"-1")], [("a", b"\xff")]):
         assert core.plain_decode(Message(topic="t", headers=odd), "t", "T", 2, 41) is None
+
+
+SEND_BACK_NAMES = st.sampled_from(
+    [
+        props.RETRY_TOPIC,
+        props.ORIGIN_MESSAGE_ID,
+        props.UNIQ_KEY,
+        props.BORN_TIMESTAMP,
+        props.RECONSUME_TIME,
+        props.MAX_RECONSUME_TIMES,
+        *props.TRANSIENT,
+        props.TAGS,
+        "user",
+    ]
+) | st.text(max_size=4)
+SEND_BACK_VALUES = (
+    st.text(max_size=6)
+    | st.text(max_size=3).map(_OwnEncoding)
+    | st.integers()  # a listener's wrong type: no encode
+    | st.none()
+)
+#: A table with a level of delay 0 (sent straight to its real topic, not parked).
+_SEND_BACK_LEVELS = DelayLevels.parse("1s 0s 5s 10s 1m 2h")
+
+
+@given(
+    st.dictionaries(SEND_BACK_NAMES, SEND_BACK_VALUES, max_size=8),
+    st.text(max_size=6) | st.none(),
+    st.integers(-(2**40), 2**70) | st.booleans(),
+    st.integers(-(2**40), 2**64) | st.none(),
+    st.integers(1, _SEND_BACK_LEVELS.max_level),
+    st.integers(0, 2**45),
+    st.sampled_from(["Orders", "%RETRY%G"]),
+)
+def test_a_send_back_record_is_the_same_compiled_and_pure(
+    properties: dict[str, Any],
+    msg_id: str | None,
+    stored: int,
+    born: int | None,
+    level: int,
+    now_ms: int,
+    topic: str,
+) -> None:
+    msg = MessageExt(topic, b"body", msg_id, 0, 7, born, 0, 3, properties, b"k")  # type: ignore[arg-type]
+    args = (msg, stored, "%RETRY%G", level, _SEND_BACK_LEVELS, "ns", now_ms)
+    pure = _result(sendback_record.delay_record, *args)
+    compiled = _result(_compiled_delay_record, *args)
+    assert compiled == pure
+    assert msg.properties == properties  # neither changes the message
+
+
+def _compiled_delay_record(*args: Any) -> Any:
+    """``compiled_delay_record`` on the core, also where the suite runs pure."""
+    with mock.patch.object(sendback_record, "CORE", compiled_core()):
+        return sendback_record.compiled_delay_record(*args)
+
+
+def test_the_core_builds_a_send_back_s_headers_itself() -> None:
+    """The headers of a parked send-back come out of the core, in park's order."""
+    properties = {props.TAGS: "a", props.CONSUME_START_TIME: "5", props.RECONSUME_TIME: "0"}
+    msg = MessageExt("Orders", b"b", "ID", 0, 7, 1_000, 0, 0, properties)
+    headers = compiled_core().send_back_headers(msg, 0, "%RETRY%G", 3, 11_000)
+    assert headers == [
+        (props.TAGS, b"a"),
+        (props.RECONSUME_TIME, b"1"),
+        (props.RETRY_TOPIC, b"Orders"),
+        (props.ORIGIN_MESSAGE_ID, b"ID"),
+        (props.UNIQ_KEY, b"ID"),
+        (props.BORN_TIMESTAMP, b"1000"),
+        (props.REAL_TOPIC, b"%RETRY%G"),
+        (props.REAL_QID, b"-1"),
+        (props.DELAY, b"3"),
+        (props.DUE_TIME, b"11000"),
+    ]

@@ -1,0 +1,70 @@
+"""The record that sends a failed message back to a delay level (SEMANTICS section 4):
+:func:`~rmqcompat.parking.park` of :func:`~rmqcompat.retry.sendback_properties`.
+
+Every send-back of the concurrent consumer builds one, so where the compiled core is
+built its headers come from one core call over the message's properties instead of two
+dict copies and their encoding (4.6 against ... us a record, timeit).
+"""
+
+from __future__ import annotations
+
+from rmqcompat.core import CORE
+from rmqcompat.message import MessageExt
+from rmqcompat.parking import park
+from rmqcompat.retry import sendback_properties
+from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.naming import to_kafka_topic, validate_topic
+from rmqcompat.wire import OutgoingRecord
+
+
+def delay_record(
+    msg: MessageExt,
+    reconsume_times: int,
+    real_topic: str,
+    level: int,
+    levels: DelayLevels,
+    namespace: str,
+    now_ms: int,
+) -> OutgoingRecord:
+    """The record that sends ``msg`` (whose delivery with the stored count
+    ``reconsume_times`` failed; its topic already reset to the original one) back to
+    ``level`` of ``levels``, bound for ``real_topic``, parked at ``now_ms``.
+
+    The pure-Python reference of :func:`compiled_delay_record`
+    (``tests/unit/test_core_parity.py`` runs both)."""
+    properties = sendback_properties(msg, msg.topic, reconsume_times)
+    return park(
+        msg.body,
+        msg.key,
+        properties,
+        real_topic=real_topic,
+        level=level,
+        levels=levels,
+        namespace=namespace,
+        now_ms=now_ms,
+    )
+
+
+def compiled_delay_record(
+    msg: MessageExt,
+    reconsume_times: int,
+    real_topic: str,
+    level: int,
+    levels: DelayLevels,
+    namespace: str,
+    now_ms: int,
+) -> OutgoingRecord:
+    """:func:`delay_record`, its headers built by the core's ``send_back_headers``. A
+    level of delay 0 (no parking) or properties that are not a plain dict take the
+    reference."""
+    delay = levels.delay_ms(level)
+    if CORE is None or delay == 0 or type(msg.properties) is not dict:
+        return delay_record(msg, reconsume_times, real_topic, level, levels, namespace, now_ms)
+    topic = validate_topic(real_topic)
+    headers = CORE.send_back_headers(msg, reconsume_times, topic, level, now_ms + delay)
+    parked = to_kafka_topic(levels.topic(level), namespace)
+    return OutgoingRecord(parked, msg.body, msg.key, headers)
+
+
+#: The function the send-back calls: the core's where it is built.
+send_back_record = delay_record if CORE is None else compiled_delay_record
