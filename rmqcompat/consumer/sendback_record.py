@@ -3,7 +3,8 @@
 
 Every send-back of the concurrent consumer builds one, so where the compiled core is
 built its headers come from one core call over the message's properties instead of two
-dict copies and their encoding (4.6 against ... us a record, timeit).
+dict copies and their encoding: 2.1-3.5 against 7.1-8.8 us a record (timeit, a message
+of six properties, three rounds on a busy machine; the core call itself 1.0-1.5 us).
 """
 
 from __future__ import annotations
