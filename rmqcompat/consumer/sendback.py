@@ -34,6 +34,9 @@ from rmqcompat.wire import OutgoingRecord
 
 _log = logging.getLogger("rmqcompat.consumer")
 
+#: How many routes a send-back remembers (see :meth:`SendBack._route`).
+ROUTES_KEPT = 256
+
 #: Called once per produce: None when Kafka has the record, else why it has not.
 Done = Callable[[KafkaError | None], None]
 
@@ -212,6 +215,9 @@ class SendBack:
         self._policy = policy
         self._namespace = namespace
         self._now_ms = now_ms
+        #: :func:`route_failed` of this policy by (stored count, delay level): a group's
+        #: failed messages take a few routes, each decided once (1.3 us a call, timeit)
+        self._routes: dict[tuple[int, int], Destination] = {}
         #: the consumer's tracer: SEND_BACK, DEAD_LETTER and DISCARD here, CONSUME in
         #: settlement
         self.tracer = tracer or Tracer.disabled()
@@ -236,7 +242,7 @@ class SendBack:
         ``reconsume_times`` is the stored count: RocketMQ's broker decides by the stored
         message, so a local re-consume after a failed send-back (+1) does not count.
         """
-        dest = route_failed(self._policy, reconsume_times, delay_level)
+        dest = self._route(reconsume_times, delay_level)
         if dest.kind is DestinationKind.DISCARD:
             _log.warning(
                 "consume failed, drop %s after %d reconsumes (%s; group=%s)",
@@ -260,6 +266,19 @@ class SendBack:
         if self.tracer.enabled:
             done = self._traced(msg, reconsume_times, dest, record, done)
         self._sink.produce(record, done)
+
+    def _route(self, reconsume_times: int, delay_level: int) -> Destination:
+        """:func:`route_failed` of this send-back's policy, remembered: at most
+        :data:`ROUTES_KEPT` routes, all forgotten when full (a listener's arbitrary delay
+        levels cannot grow it)."""
+        key = (reconsume_times, delay_level)
+        dest = self._routes.get(key)
+        if dest is None:
+            dest = route_failed(self._policy, reconsume_times, delay_level)
+            if len(self._routes) >= ROUTES_KEPT:
+                self._routes.clear()
+            self._routes[key] = dest
+        return dest
 
     def _traced(
         self,
