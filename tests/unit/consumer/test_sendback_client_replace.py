@@ -25,9 +25,19 @@ class FakeClient:
         self.queued: list[Any] = []
         self.produced = 0
 
-    def produce(self, *_args: Any, on_delivery: Any, **_kwargs: Any) -> None:
+    def produce(  # confluent's signature, which callers may fill positionally
+        self,
+        _topic: str,
+        _value: Any = None,
+        _key: Any = None,
+        _partition: int = -1,
+        on_delivery: Any = None,
+        callback: Any = None,
+        _timestamp: int = 0,
+        _headers: Any = None,
+    ) -> None:
         self.produced += 1
-        self.queued.append(on_delivery)
+        self.queued.append(on_delivery or callback)
 
     def poll(self, _timeout: float) -> int:
         served, self.queued = self.queued, []
