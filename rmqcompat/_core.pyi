@@ -36,7 +36,7 @@ decode_letter_ids = decode_ids
 to_headers = encode_properties
 
 # the one exception to the rule above: the headers of the pure reference's record
-# (rmqcompat.consumer.sendback_record: delay_record, compiled_delay_record)
+# (rmqcompat.consumer.sendback_record.send_back_record without the core)
 def send_back_headers(
     msg: MessageExt, reconsume_times: int, real_topic: str, level: int, due_ms: int
 ) -> Headers: ...

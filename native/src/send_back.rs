@@ -1,6 +1,6 @@
 //! The headers of a failed message's send-back to a delay level, built in one pass over
-//! its properties: the counterpart of `rmqcompat.consumer.sendback_record.delay_record`
-//! (`park` of `sendback_properties`), which `compiled_delay_record` calls it for.
+//! its properties: the counterpart of `park` of `sendback_properties`, which
+//! `rmqcompat.consumer.sendback_record.send_back_record` calls it for.
 
 use pyo3::intern;
 use pyo3::prelude::*;

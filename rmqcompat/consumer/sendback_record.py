@@ -18,7 +18,7 @@ from rmqcompat.topics.naming import to_kafka_topic, validate_topic
 from rmqcompat.wire import OutgoingRecord
 
 
-def delay_record(
+def send_back_record(
     msg: MessageExt,
     reconsume_times: int,
     real_topic: str,
@@ -31,41 +31,24 @@ def delay_record(
     ``reconsume_times`` failed; its topic already reset to the original one) back to
     ``level`` of ``levels``, bound for ``real_topic``, parked at ``now_ms``.
 
-    The pure-Python reference of :func:`compiled_delay_record`
-    (``tests/unit/test_core_parity.py`` runs both)."""
-    properties = sendback_properties(msg, msg.topic, reconsume_times)
-    return park(
-        msg.body,
-        msg.key,
-        properties,
-        real_topic=real_topic,
-        level=level,
-        levels=levels,
-        namespace=namespace,
-        now_ms=now_ms,
-    )
-
-
-def compiled_delay_record(
-    msg: MessageExt,
-    reconsume_times: int,
-    real_topic: str,
-    level: int,
-    levels: DelayLevels,
-    namespace: str,
-    now_ms: int,
-) -> OutgoingRecord:
-    """:func:`delay_record`, its headers built by the core's ``send_back_headers``. A
-    level of delay 0 (no parking) or properties that are not a plain dict take the
-    reference."""
+    Without the core, for a level of delay 0 (no parking) and for properties that are
+    not a plain dict it is the pure composition, the reference; otherwise the core's
+    ``send_back_headers`` writes the same headers (``tests/unit/test_core_parity.py``
+    runs both)."""
     delay = levels.delay_ms(level)
     if CORE is None or delay == 0 or type(msg.properties) is not dict:
-        return delay_record(msg, reconsume_times, real_topic, level, levels, namespace, now_ms)
+        properties = sendback_properties(msg, msg.topic, reconsume_times)
+        return park(
+            msg.body,
+            msg.key,
+            properties,
+            real_topic=real_topic,
+            level=level,
+            levels=levels,
+            namespace=namespace,
+            now_ms=now_ms,
+        )
     topic = validate_topic(real_topic)
     headers = CORE.send_back_headers(msg, reconsume_times, topic, level, now_ms + delay)
     parked = to_kafka_topic(levels.topic(level), namespace)
     return OutgoingRecord(parked, msg.body, msg.key, headers)
-
-
-#: The function the send-back calls: the core's where it is built.
-send_back_record = delay_record if CORE is None else compiled_delay_record

@@ -839,16 +839,16 @@ def test_a_send_back_record_is_the_same_compiled_and_pure(
 ) -> None:
     msg = MessageExt(topic, b"body", msg_id, 0, 7, born, 0, 3, properties, b"k")  # type: ignore[arg-type]
     args = (msg, stored, "%RETRY%G", level, _SEND_BACK_LEVELS, "ns", now_ms)
-    pure = _result(sendback_record.delay_record, *args)
-    compiled = _result(_compiled_delay_record, *args)
+    pure = _send_back_record(None, *args)
+    compiled = _send_back_record(compiled_core(), *args)
     assert compiled == pure
     assert msg.properties == properties  # neither changes the message
 
 
-def _compiled_delay_record(*args: Any) -> Any:
-    """``compiled_delay_record`` on the core, also where the suite runs pure."""
-    with mock.patch.object(sendback_record, "CORE", compiled_core()):
-        return sendback_record.compiled_delay_record(*args)
+def _send_back_record(core: Any, *args: Any) -> tuple[Any, ...]:
+    """``send_back_record`` with ``core`` (None: pure), also where the suite runs pure."""
+    with mock.patch.object(sendback_record, "CORE", core):
+        return _result(sendback_record.send_back_record, *args)
 
 
 def test_the_core_builds_a_send_back_s_headers_itself() -> None:
