@@ -25,8 +25,9 @@ class FencedClient:
     def __init__(self, _settings: dict[str, Any]) -> None:
         self.reports: list[Any] = []
 
-    def produce(self, *_args: Any, on_delivery: Any, **_kwargs: Any) -> None:
-        self.reports.append(on_delivery)
+    def produce(self, *args: Any, **kwargs: Any) -> None:
+        # confluent's order: topic, value, key, partition, on_delivery, ...
+        self.reports.append(kwargs["on_delivery"] if "on_delivery" in kwargs else args[4])
 
     def poll(self, _timeout: float) -> int:
         served, self.reports = self.reports, []
