@@ -294,8 +294,9 @@ class SendBack:
         record: OutgoingRecord,
         done: Done,
     ) -> Done:
-        """``done``, after tracing the send-back of ``msg`` as ``record`` once stored: a
-        DEAD_LETTER event at once, a SEND_BACK event with the next :meth:`trace_stored`."""
+        """``done``, after tracing the send-back of ``msg`` as ``record`` once the broker
+        stored it: a DEAD_LETTER event then, a SEND_BACK event with the next
+        :meth:`trace_stored`."""
         if dest.kind is DestinationKind.DLQ:
             return _DeadLetterTraced(self, msg, reconsume_times, dest, done)
         written = hooks.written(record)

@@ -26,7 +26,7 @@ class FencedClient:
         self.reports: list[Any] = []
 
     def produce(self, *args: Any, **kwargs: Any) -> None:
-        # confluent's order: topic, value, key, partition, on_delivery, ...
+        # confluent's order: topic, value, key, partition, callback (alias on_delivery), ...
         self.reports.append(kwargs["on_delivery"] if "on_delivery" in kwargs else args[4])
 
     def poll(self, _timeout: float) -> int:

@@ -31,13 +31,13 @@ class FakeClient:
         _value: Any = None,
         _key: Any = None,
         _partition: int = -1,
-        on_delivery: Any = None,
         callback: Any = None,
+        on_delivery: Any = None,  # confluent's alias of ``callback``
         _timestamp: int = 0,
         _headers: Any = None,
     ) -> None:
         self.produced += 1
-        self.queued.append(on_delivery or callback)
+        self.queued.append(callback or on_delivery)
 
     def poll(self, _timeout: float) -> int:
         served, self.queued = self.queued, []
