@@ -230,7 +230,7 @@ SentBack = tuple[int, MessageExt, int, int, int | None, str]
 
 def sent_back(who: bytes, group: str, sends: Iterable[SentBack]) -> list[bytes]:
     """The SEND_BACK events of ``group``'s stored send-backs (see
-    :func:`rmqcompat.trace.hooks.stored_back`)."""
+    :func:`rmqcompat.trace.hooks.settled_back_run`)."""
     return _send_back_events(_KIND["SEND_BACK"], who, _repeating(group), sends)
 
 
