@@ -1035,11 +1035,17 @@ fn forward_run<'py>(
         let key = record.call_method0(intern!(py, "key"))?;
         let partition = found.real_qid; // -1 (parking.ANY_QUEUE): the key picks one
         let callback = start.call1((&record, &topic, &value, &key, &kept, partition))?;
-        let options = PyDict::new(py);
-        options.set_item(intern!(py, "headers"), &kept)?;
-        options.set_item(intern!(py, "partition"), partition)?;
-        options.set_item(intern!(py, "on_delivery"), callback)?;
-        if let Err(err) = produce.call((&topic, &value, &key), Some(&options)) {
+        let args = (
+            &topic,
+            &value,
+            &key,
+            partition,
+            callback,
+            py.None(),
+            0,
+            &kept,
+        );
+        if let Err(err) = produce.call1(args) {
             if err.is_instance_of::<PyException>(py) {
                 break; // nothing was queued: the general path sends it again
             }

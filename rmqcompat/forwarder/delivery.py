@@ -155,10 +155,10 @@ class Deliveries:
     def _produce(self, send: InFlight) -> None:
         while True:
             try:
+                # positional, as forward_run calls it (keywords cost 0.4 us a call)
                 self._producer.produce(
-                    send.topic, send.value, send.key,
-                    headers=send.headers,  # type: ignore[arg-type]  # stub's list is invariant
-                    partition=send.partition, on_delivery=send,
+                    send.topic, send.value, send.key, send.partition, send, None, 0,
+                    send.headers,  # type: ignore[arg-type]  # stub's list is invariant
                 )  # fmt: skip
                 return
             except BufferError:

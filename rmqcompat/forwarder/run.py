@@ -51,10 +51,12 @@ def forward_run(
     off and their size.
 
     For each: ``start(record, topic, value, key, headers, partition)`` makes its delivery
-    callback, ``produce(topic, value, key, headers=, partition=, on_delivery=)`` sends it
-    (``partition`` -1: the key picks one), then its lateness in seconds goes to ``late``
-    and, unless ``traced`` is None, its FORWARD event's fields (``trace_clock()`` first)
-    to ``traced``. ``clock`` is read once per record, before its plan.
+    callback, ``produce(topic, value, key, partition, callback, None, 0, headers)`` sends
+    it (positionally, as confluent's ``produce`` lists them: ``partition`` -1 lets the
+    key pick one, the callback goes as ``callback``, 0 is the default timestamp), then its
+    lateness in seconds goes to ``late`` and, unless ``traced`` is None, its FORWARD
+    event's fields (``trace_clock()`` first) to ``traced``. ``clock`` is read once per
+    record, before its plan.
     """
     count = size = 0
     while held and count < limit:
@@ -73,7 +75,7 @@ def forward_run(
         partition = -1 if real_qid == ANY_QUEUE else real_qid
         callback = start(record, topic, value, key, kept, partition)
         try:
-            produce(topic, value, key, headers=kept, partition=partition, on_delivery=callback)
+            produce(topic, value, key, partition, callback, None, 0, kept)
         except Exception:  # nothing was queued: the general path sends it again
             break
         late.append(lateness_s(due, now))

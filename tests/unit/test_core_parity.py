@@ -517,11 +517,8 @@ def test_a_run_forwards_the_common_case_and_stops_where_the_general_path_decides
                 kernel, [first, second, stop], None, **given_
             )
             assert (outcome, left, late) == (("value", (2, 20)), [stop], [0.005, 0.005])
-            assert produced[0] == (
-                ("ns.T", b"v", None),
-                {"headers": kept, "partition": -1,
-                 "on_delivery": ("callback", first[0], "ns.T", b"v", None, kept, -1)},
-            )  # fmt: skip
+            callback = ("callback", first[0], "ns.T", b"v", None, kept, -1)
+            assert produced[0] == (("ns.T", b"v", None, -1, callback, None, 0, kept), {})
             assert traced == [(8, first[0], properties, due), (9, second[0], properties, due)]
         refused = _run(kernel, [first, second], (1, BufferError), **given_)
         assert refused[:2] == (("value", (1, 10)), [second])

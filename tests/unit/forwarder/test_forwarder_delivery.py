@@ -31,12 +31,12 @@ class ScriptedProducer:
         self.produced: list[str] = []
         self._reports: deque[tuple[Any, KafkaError | None]] = deque()
 
-    def produce(self, topic: str, value: bytes, key: bytes | None, **kw: Any) -> None:
+    def produce(self, topic: str, value: bytes, key: bytes | None, *args: Any) -> None:
         error = self.errors.popleft() if self.errors else None
         if isinstance(error, KafkaException):
             raise error
         self.produced.append(topic)
-        self._reports.append((kw["on_delivery"], error))
+        self._reports.append((args[1], error))  # confluent's order: partition, callback, ...
 
     def poll(self, _timeout: float = 0) -> int:
         served = 0

@@ -61,8 +61,8 @@ def test_a_run_forwards_what_the_general_path_forwards_and_stops_where_it_decide
     held = deque((record, record.headers(), 1) for record in records)
     produced: list[tuple[Any, ...]] = []
 
-    def produce(*args: Any, **options: Any) -> None:
-        produced.append((*args, options["headers"], options["partition"]))
+    def produce(topic: str, value: bytes, key: bytes | None, partition: int, *rest: Any) -> None:
+        produced.append((topic, value, key, rest[-1], partition))  # headers last
 
     late: list[float] = []
     count, _ = forward_run(held, accepted, DELAY_MS, lambda: NOW, {"gone": 0},
