@@ -53,6 +53,10 @@ def test_retry_succeeds_on_second_delivery_through_the_retry_topic(ladder):
     ids = ladder.produce([{}])
     rec = Recorder(lambda msgs, ctx: OK if msgs[0].reconsume_times else LATER)
     with ladder.consumer(rec):
-        wait_until(lambda: len(rec.ids()) >= 2, timeout=30, what="the retry")
-    assert [(d[0], d[1], d[2]) for d in rec.deliveries] == [(ids[0], topic, 0), (ids[0], topic, 1)]
-    assert rec.deliveries[1][3].get_property(props.RETRY_TOPIC) == topic
+        wait_until(lambda: any(d[2] for d in rec.deliveries), timeout=30, what="the retry")
+    *first, retry = [(d[0], d[1], d[2]) for d in rec.deliveries]
+    assert retry == (ids[0], topic, 1)
+    # the first delivery, and again only if a rebalance took the partition before the
+    # send-back was committed (CI, 2026-11-28: a 2 s session timed out on a loaded broker)
+    assert first and set(first) == {(ids[0], topic, 0)}
+    assert rec.deliveries[-1][3].get_property(props.RETRY_TOPIC) == topic
