@@ -49,6 +49,21 @@ ANY_QUEUE = -1
 RELEASE_STRIPS = frozenset({props.DUE_TIME})
 _PARKING_PROPERTIES = (props.REAL_TOPIC, props.REAL_QID, props.DELAY, props.DUE_TIME)
 
+#: Where a parked record goes: its ``DUE_TIME`` (None: nothing parked) and the logical
+#: topic it is produced to.
+ParkedAt = tuple[int | None, str]
+
+
+def parking_target(real_topic: str, level: int, levels: DelayLevels, now_ms: int) -> ParkedAt:
+    """Where a record bound for ``real_topic`` and parked on ``level`` at ``now_ms`` goes,
+    before a timer's own deadline shortens it: due ``now_ms`` + the level's delay, on the
+    level's topic. A level of delay 0 parks nothing: the record goes straight to
+    ``real_topic``, as the forwarder would release it."""
+    delay = levels.delay_ms(level)
+    if delay == 0:
+        return None, real_topic
+    return now_ms + delay, levels.topic(level)
+
 
 def park(
     value: bytes,
@@ -65,26 +80,24 @@ def park(
     """The record that parks a message on ``level``; ``DUE_TIME`` is ``now_ms`` + its delay.
 
     For a timer message (``TIMER_DELIVER_MS``) due before the level's delay ends, the due
-    time is the delivery time itself. A level of delay 0 parks nothing: the record goes
-    straight to ``real_topic``, as the forwarder would release it.
+    time is the delivery time itself. Where and until when: :func:`parking_target`.
     """
-    delay = levels.delay_ms(level)
+    due, target = parking_target(real_topic, level, levels, now_ms)
     out = dict(properties)
     for name in _PARKING_PROPERTIES:  # set again below: kept last, in this order
         out.pop(name, None)
     out[props.REAL_TOPIC] = validate_topic(real_topic)
     out[props.REAL_QID] = props.encode_int(real_qid)
-    if delay == 0:
+    if due is None:
         headers = props.to_headers(out)
-        return OutgoingRecord(to_kafka_topic(real_topic, namespace), value, key, headers)
-    due = now_ms + delay
+        return OutgoingRecord(to_kafka_topic(target, namespace), value, key, headers)
     if props.TIMER_DELIVER_MS in properties:
         due = min(due, max(now_ms, props.decode_int(properties, props.TIMER_DELIVER_MS)))
         out.setdefault(props.TIMER_ENQUEUE_MS, props.encode_int(now_ms))
     out[props.DELAY] = props.encode_int(level)
     out[props.DUE_TIME] = props.encode_int(due)
     return OutgoingRecord(
-        topic=to_kafka_topic(levels.topic(level), namespace),
+        topic=to_kafka_topic(target, namespace),
         value=value,
         key=key,
         headers=props.to_headers(out),

@@ -20,6 +20,7 @@ from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.closing import close_producer
 from rmqcompat.consumer.sendback_record import send_back_record
 from rmqcompat.message import MessageExt
+from rmqcompat.parking import ParkedAt
 from rmqcompat.producer.failures import as_kafka_error, needs_new_client
 from rmqcompat.retry import (
     Destination,
@@ -144,7 +145,7 @@ class _SentBackTraced:
     :class:`_Report` is one, holding the fields rather than a tuple of them (which would
     be one more object in the collector's sight)."""
 
-    __slots__ = ("_clock", "_done", "_level", "_msg", "_reconsume_times", "_stored", "_written")
+    __slots__ = ("_clock", "_done", "_level", "_msg", "_parked_at", "_reconsume_times", "_stored")
 
     def __init__(
         self,
@@ -153,7 +154,7 @@ class _SentBackTraced:
         msg: MessageExt,
         reconsume_times: int,
         level: int,
-        written: hooks.Written,
+        parked_at: ParkedAt,
         done: Done,
     ) -> None:
         self._stored = stored
@@ -161,12 +162,12 @@ class _SentBackTraced:
         self._msg = msg
         self._reconsume_times = reconsume_times
         self._level = level
-        self._written = written
+        self._parked_at = parked_at
         self._done = done
 
     def __call__(self, err: KafkaError | None) -> None:
         if err is None:
-            due, target = self._written
+            due, target = self._parked_at
             self._stored.append(
                 (self._clock(), self._msg, self._reconsume_times, self._level, due, target)
             )
@@ -264,13 +265,13 @@ class SendBack:
         if dest.kind is DestinationKind.SUSPEND:  # the orderly service keeps these itself
             raise ValueError(f"{msg.msg_id} is retried in place, not sent back")
         try:
-            record = self._record(msg, reconsume_times, dest)
+            record, parked_at = self._record(msg, reconsume_times, dest)
         except (TypeError, ValueError, AttributeError) as exc:
             _log.error("cannot encode %s for send-back: %r", msg.msg_id, exc)
             done(KafkaError(KafkaError._INVALID_ARG, f"cannot encode the message: {exc!r}"))  # noqa: SLF001
             return
         if self.tracer.enabled:
-            done = self._traced(msg, reconsume_times, dest, record, done)
+            done = self._traced(msg, reconsume_times, dest, parked_at, done)
         self._sink.produce(record, done)
 
     def _route(self, reconsume_times: int, delay_level: int) -> Destination:
@@ -291,27 +292,33 @@ class SendBack:
         msg: MessageExt,
         reconsume_times: int,
         dest: Destination,
-        record: OutgoingRecord,
+        parked_at: ParkedAt | None,
         done: Done,
     ) -> Done:
-        """``done``, after tracing the send-back of ``msg`` as ``record`` once the broker
-        stored it: a DEAD_LETTER event then, a SEND_BACK event with the next
-        :meth:`trace_stored`."""
-        if dest.kind is DestinationKind.DLQ:
+        """``done``, after tracing the send-back of ``msg`` once the broker stored it: a
+        DEAD_LETTER event then (``parked_at`` None), else a SEND_BACK event of where it
+        parked with the next :meth:`trace_stored`."""
+        if parked_at is None:
             return _DeadLetterTraced(self, msg, reconsume_times, dest, done)
-        written = hooks.written(record)
         clock = self.tracer.events.clock
-        return _SentBackTraced(self._stored, clock, msg, reconsume_times, dest.level, written, done)
+        return _SentBackTraced(
+            self._stored, clock, msg, reconsume_times, dest.level, parked_at, done
+        )
 
-    def _record(self, msg: MessageExt, reconsume_times: int, dest: Destination) -> OutgoingRecord:
+    def _record(
+        self, msg: MessageExt, reconsume_times: int, dest: Destination
+    ) -> tuple[OutgoingRecord, ParkedAt | None]:
+        """The record that sends ``msg`` to ``dest``, and where it parks (None: to the
+        DLQ)."""
         if dest.kind is DestinationKind.DLQ:
             properties = dead_letter_properties(msg, self._policy, msg.topic, reconsume_times)
-            return OutgoingRecord(
+            record = OutgoingRecord(
                 to_kafka_topic(dest.real_topic, self._namespace),
                 msg.body,
                 msg.key,
                 props.to_headers(properties),
             )
+            return record, None
         return send_back_record(
             msg,
             reconsume_times,

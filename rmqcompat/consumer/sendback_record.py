@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rmqcompat.core import CORE
 from rmqcompat.message import MessageExt
-from rmqcompat.parking import park
+from rmqcompat.parking import ParkedAt, park, parking_target
 from rmqcompat.retry import sendback_properties
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import to_kafka_topic, validate_topic
@@ -26,19 +26,21 @@ def send_back_record(
     levels: DelayLevels,
     namespace: str,
     now_ms: int,
-) -> OutgoingRecord:
+) -> tuple[OutgoingRecord, ParkedAt]:
     """The record that sends ``msg`` (whose delivery with the stored count
     ``reconsume_times`` failed; its topic already reset to the original one) back to
-    ``level`` of ``levels``, bound for ``real_topic``, parked at ``now_ms``.
+    ``level`` of ``levels``, bound for ``real_topic``, parked at ``now_ms``; and where it
+    parks, as written (a send-back carries no timer: its ``DUE_TIME`` is the level's).
 
     Without the core, for a level of delay 0 (no parking) and for properties that are
     not a plain dict it is the pure composition, the reference; otherwise the core's
     ``send_back_headers`` writes the same headers (``tests/unit/test_core_parity.py``
     runs both)."""
-    delay = levels.delay_ms(level)
-    if CORE is None or delay == 0 or type(msg.properties) is not dict:
+    parked_at = parking_target(real_topic, level, levels, now_ms)
+    due, target = parked_at
+    if CORE is None or due is None or type(msg.properties) is not dict:
         properties = sendback_properties(msg, msg.topic, reconsume_times)
-        return park(
+        record = park(
             msg.body,
             msg.key,
             properties,
@@ -48,7 +50,8 @@ def send_back_record(
             namespace=namespace,
             now_ms=now_ms,
         )
+        return record, parked_at
     topic = validate_topic(real_topic)
-    headers = CORE.send_back_headers(msg, reconsume_times, topic, level, now_ms + delay)
-    parked = to_kafka_topic(levels.topic(level), namespace)
-    return OutgoingRecord(parked, msg.body, msg.key, headers)
+    headers = CORE.send_back_headers(msg, reconsume_times, topic, level, due)
+    record = OutgoingRecord(to_kafka_topic(target, namespace), msg.body, msg.key, headers)
+    return record, parked_at

@@ -17,18 +17,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from rmqcompat import parking
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
 from rmqcompat.errors import MalformedHeaderError
 from rmqcompat.message import MessageExt
 from rmqcompat.retry import Destination
-from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace import bulk
 from rmqcompat.trace.events import ConsumeStatus
 from rmqcompat.trace.sink import ENCODING_ERRORS, Write
 from rmqcompat.trace.tracer import Tracer
-from rmqcompat.wire import KafkaRecord, OutgoingRecord, decode_properties
+from rmqcompat.wire import KafkaRecord, decode_properties
 
 
 def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str]:
@@ -123,20 +121,6 @@ def _as_encoded(events: list[bytes]) -> list[bytes]:
     return events
 
 
-#: What a send-back's SEND_BACK event records of the record produced (see
-#: :func:`written`): its ``DUE_TIME`` as written (None: not parked) and its logical topic.
-Written = tuple[int | None, str]
-
-
-def written(record: OutgoingRecord) -> Written:
-    """What the SEND_BACK event of a send-back produced as ``record`` records of it: read
-    when it is produced, as written, never recomputed (the record need not outlive its
-    produce for the trace: its headers, a list of tuples, would stay alive until the
-    delivery report). The event (:data:`rmqcompat.trace.bulk.SentBack`) is the time the
-    broker stored it, the message, its stored count, its level, then these."""
-    return parking.stamped_due(record.headers), from_kafka_topic(record.topic)[1]
-
-
 def dead_lettered(
     tracer: Tracer, msg: MessageExt, reconsume_times: int, group: str, dest: Destination
 ) -> None:
@@ -148,8 +132,9 @@ def dead_lettered(
 
 
 def settled_back_run(tracer: Tracer, group: str, sends: Sequence[bulk.SentBack]) -> None:
-    """The SEND_BACK events of these stored send-backs (each ends with :func:`written`
-    of its record), with one append for all of them.
+    """The SEND_BACK events of these stored send-backs (each ends with where its record
+    parked, as written: :data:`rmqcompat.parking.ParkedAt`), with one append for all of
+    them.
 
     SEND_BACK events are encoded in bulk (:func:`rmqcompat.trace.bulk.sent_back`, see
     :data:`ENCODE_AT_ONCE`): built as a whole event and encoded by the schema's writer

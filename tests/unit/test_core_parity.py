@@ -29,7 +29,7 @@ from consumed_records import RECORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rmqcompat import clock, message_id, wire
+from rmqcompat import clock, message_id, parking, wire
 from rmqcompat import properties as props
 from rmqcompat.consumer import intake, sendback_record
 from rmqcompat.core import PURE_PYTHON_ENV
@@ -39,6 +39,7 @@ from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer import records
 from rmqcompat.topics.delay_levels import DelayLevels
+from rmqcompat.topics.naming import from_kafka_topic
 from rmqcompat.trace import batch, bulk
 from rmqcompat.trace.codec import decode
 
@@ -840,6 +841,9 @@ def test_a_send_back_record_is_the_same_compiled_and_pure(
     compiled = _send_back_record(compiled_core(), *args)
     assert compiled == pure
     assert msg.properties == properties  # neither changes the message
+    if pure[0] == "value":  # where it parks is what the record says, as written
+        record, parked_at = pure[1]
+        assert parked_at == (parking.stamped_due(record.headers), from_kafka_topic(record.topic)[1])
 
 
 def _send_back_record(core: Any, *args: Any) -> tuple[Any, ...]:

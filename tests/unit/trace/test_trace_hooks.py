@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from unit_fakes import ListSink
 
-from rmqcompat import parking
 from rmqcompat import properties as props
+from rmqcompat.consumer.sendback_record import send_back_record
 from rmqcompat.message import Message, MessageExt
+from rmqcompat.parking import ParkedAt
 from rmqcompat.retry import Destination, DestinationKind
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.trace import Emitter, Tracer, bulk, decode, hooks
@@ -55,28 +56,22 @@ _MSG = MessageExt("Orders", b"", "ID", 0, 5, 1, 1, 2, {})
 _LEVELS = DelayLevels.parse()
 
 
-def _parked_send_back(level: int) -> tuple[Destination, OutgoingRecord]:
-    """Where a send-back for ``level`` goes, and the record that parks it at 1,000 ms."""
-    record = parking.park(
-        b"", None, {}, real_topic="%RETRY%G", level=level, levels=_LEVELS, namespace="ns",
-        now_ms=1_000,
-    )  # fmt: skip
-    return Destination(DestinationKind.DELAY, "%RETRY%G", level), record
+def _parked_send_back(level: int, reconsume_times: int) -> tuple[OutgoingRecord, ParkedAt]:
+    """The record that sends ``_MSG`` back to ``level`` at 1,000 ms, and where it parks."""
+    return send_back_record(_MSG, reconsume_times, "%RETRY%G", level, _LEVELS, "ns", 1_000)
 
 
-def _settled_back(
-    tracer: Tracer, reconsume_times: int, dest: Destination, record: OutgoingRecord
-) -> None:
+def _settled_back(tracer: Tracer, reconsume_times: int, level: int, parked_at: ParkedAt) -> None:
     """As the consumer traces a stored send-back of ``_MSG``: noted when produced, then
     the run, at the time it was stored."""
-    stored = (tracer.events.clock(), _MSG, reconsume_times, dest.level, *hooks.written(record))
+    stored = (tracer.events.clock(), _MSG, reconsume_times, level, *parked_at)
     hooks.settled_back_run(tracer, "G", [stored])
 
 
 def test_send_back_to_a_level_records_the_topic_and_due_time_it_was_written_with() -> None:
     tracer, sink = _tracer()
-    dest, record = _parked_send_back(5)
-    _settled_back(tracer, 2, dest, record)
+    _record, parked_at = _parked_send_back(5, 2)
+    _settled_back(tracer, 2, 5, parked_at)
     (event,) = sink.events
     assert (event["event"], event["delay_level"], event["target_topic"]) == (
         "SEND_BACK",
@@ -88,9 +83,9 @@ def test_send_back_to_a_level_records_the_topic_and_due_time_it_was_written_with
 
 def test_send_back_traced_late_still_records_the_due_time_written_not_one_from_its_ack() -> None:
     tracer, sink = _tracer()
-    dest, record = _parked_send_back(3)
+    record, parked_at = _parked_send_back(3, 0)
     written = {name: value for name, value in record.headers}[props.DUE_TIME]
-    _settled_back(tracer, 0, dest, record)
+    _settled_back(tracer, 0, 3, parked_at)
     assert str(sink.events[0]["due_ms"]).encode() == written == b"11000"
 
 
@@ -281,8 +276,8 @@ def test_send_back_events_are_encoded_at_once_with_the_core_and_later_without(
     monkeypatch: pytest.MonkeyPatch, at_once: bool
 ) -> None:
     sink, tracer = _handing_over(monkeypatch, at_once)
-    dest, record = _parked_send_back(3)
-    _settled_back(tracer, 1, dest, record)
+    _record, parked_at = _parked_send_back(3, 1)
+    _settled_back(tracer, 1, 3, parked_at)
     ((write, args, count),) = sink.deferred
     (event,) = [decode(e) for e in write(*args)]
     assert (count, event["event"], event["due_ms"], event["target_topic"]) == (
