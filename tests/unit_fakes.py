@@ -1,11 +1,14 @@
-"""Fakes shared by unit tests: a trace sink that keeps events, a record sink that accepts
-every send-back, and dead letters."""
+"""Fakes shared by tests: a trace sink that keeps events, a record sink that accepts
+every send-back, a producer client that reports one outcome for every record, and dead
+letters."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from confluent_kafka import KafkaError
 
 from rmqcompat import properties as props
 from rmqcompat.dlq.model import DeadLetter
@@ -53,6 +56,52 @@ class AcceptingSink:
     def produce(self, record: Any, done: Callable[[Any], None]) -> None:
         self.topics.append(record.topic)
         done(None)
+
+
+class ReportingClient:
+    """A stand-in for one confluent producer without a broker: every record produced is
+    reported with ``error`` (None: stored) at the next poll."""
+
+    def __init__(self, error: KafkaError | None) -> None:
+        self.error = error
+        self.queued: list[Any] = []
+        self.produced = 0
+        self.purged = 0
+        self.closed = False
+
+    def produce(  # confluent's signature, which callers may fill positionally
+        self,
+        _topic: str,
+        _value: Any = None,
+        _key: Any = None,
+        _partition: int = -1,
+        callback: Any = None,
+        on_delivery: Any = None,  # confluent's alias of ``callback``
+        _timestamp: int = 0,
+        _headers: Any = None,
+    ) -> None:
+        self.produced += 1
+        self.queued.append(callback or on_delivery)
+
+    def poll(self, _timeout: float) -> int:
+        served, self.queued = self.queued, []
+        for report in served:
+            report(self.error, None)
+        return len(served)
+
+    def flush(self, _timeout: float) -> int:
+        self.poll(0)
+        return 0
+
+    def __len__(self) -> int:
+        return len(self.queued)
+
+    def purge(self) -> None:
+        self.purged = len(self.queued)
+        self.queued.clear()
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def dead_letters(count: int, *, origin: bool = False) -> list[DeadLetter]:

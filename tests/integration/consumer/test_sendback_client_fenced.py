@@ -12,40 +12,12 @@ from typing import Any
 from confluent_kafka import KafkaError, Producer
 from consumer_fixtures import consumer_env  # noqa: F401
 from consumer_helpers import LATER, Recorder
+from unit_fakes import ReportingClient
 from waiting import wait_until
 
 from rmqcompat.consumer import sendback
 
 FENCED = KafkaError(KafkaError.PRODUCER_FENCED, "fenced by a newer instance", fatal=True)
-
-
-class FencedClient:
-    """Refuses every record with ``FENCED`` in its delivery report."""
-
-    def __init__(self, _settings: dict[str, Any]) -> None:
-        self.reports: list[Any] = []
-
-    def produce(self, *args: Any, **kwargs: Any) -> None:
-        # confluent's order: topic, value, key, partition, callback (alias on_delivery), ...
-        self.reports.append(kwargs["on_delivery"] if "on_delivery" in kwargs else args[4])
-
-    def poll(self, _timeout: float) -> int:
-        served, self.reports = self.reports, []
-        for report in served:
-            report(FENCED, None)
-        return len(served)
-
-    def flush(self, _timeout: float) -> int:
-        return self.poll(0) * 0
-
-    def __len__(self) -> int:
-        return len(self.reports)
-
-    def purge(self) -> None:
-        self.reports.clear()
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def _clients(fenced: int):
@@ -54,7 +26,7 @@ def _clients(fenced: int):
 
     def make(settings: dict[str, Any]) -> Any:
         made[0] += 1
-        return FencedClient(settings) if made[0] <= fenced else Producer(settings)
+        return ReportingClient(FENCED) if made[0] <= fenced else Producer(settings)
 
     return make
 

@@ -3,10 +3,9 @@ failing is listed as stuck (issue 7 item 7)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from confluent_kafka import KafkaError
 from test_consumer_settlement import BUSY, Sink, _settle
+from unit_fakes import ReportingClient
 
 from rmqcompat.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
 from rmqcompat.consumer.sendback import RecordSink
@@ -17,51 +16,8 @@ FENCED = KafkaError(KafkaError.PRODUCER_FENCED, "fenced", fatal=True)
 RECORD = OutgoingRecord("t", b"v", None, [])
 
 
-class FakeClient:
-    """A stand-in for one librdkafka producer: reports ``error`` for every produce."""
-
-    def __init__(self, error: KafkaError | None) -> None:
-        self.error = error
-        self.queued: list[Any] = []
-        self.produced = 0
-
-    def produce(  # confluent's signature, which callers may fill positionally
-        self,
-        _topic: str,
-        _value: Any = None,
-        _key: Any = None,
-        _partition: int = -1,
-        callback: Any = None,
-        on_delivery: Any = None,  # confluent's alias of ``callback``
-        _timestamp: int = 0,
-        _headers: Any = None,
-    ) -> None:
-        self.produced += 1
-        self.queued.append(callback or on_delivery)
-
-    def poll(self, _timeout: float) -> int:
-        served, self.queued = self.queued, []
-        for report in served:
-            report(self.error, None)
-        return len(served)
-
-    def flush(self, _timeout: float) -> int:
-        self.poll(0)
-        return 0
-
-    def __len__(self) -> int:
-        return len(self.queued)
-
-    def purge(self) -> None:
-        self.purged = len(self.queued)
-        self.queued.clear()
-
-    def close(self) -> None:
-        self.closed = True
-
-
 def test_a_fenced_client_is_replaced_and_the_next_send_uses_the_new_one():
-    clients = [FakeClient(FENCED), FakeClient(None)]
+    clients = [ReportingClient(FENCED), ReportingClient(None)]
     made = iter(clients)
     sink = RecordSink({}, factory=lambda _settings: next(made))
     outcomes: list[KafkaError | None] = []
@@ -75,7 +31,7 @@ def test_a_fenced_client_is_replaced_and_the_next_send_uses_the_new_one():
 
 
 def test_a_passing_failure_keeps_the_client():
-    busy = FakeClient(KafkaError(KafkaError.REQUEST_TIMED_OUT, "timed out"))
+    busy = ReportingClient(KafkaError(KafkaError.REQUEST_TIMED_OUT, "timed out"))
     sink = RecordSink({}, factory=lambda _settings: busy)
     sink.produce(RECORD, lambda _err: None)
     sink.poll()
@@ -108,7 +64,7 @@ def _failed_again(pool):
 
 
 def test_close_drops_what_is_queued_and_closes_the_current_and_the_replaced_client():
-    fenced, fresh = FakeClient(FENCED), FakeClient(None)
+    fenced, fresh = ReportingClient(FENCED), ReportingClient(None)
     made = iter([fenced, fresh])
     sink = RecordSink({}, factory=lambda _settings: next(made))
     sink.produce(RECORD, lambda _err: None)

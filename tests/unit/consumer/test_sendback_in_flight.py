@@ -12,7 +12,7 @@ import gc
 
 import pytest
 from test_consumer_settlement import KEY
-from test_sendback_client_replace import FakeClient
+from unit_fakes import ReportingClient
 
 from rmqcompat.config import ClientConfig
 from rmqcompat.consumer.dispatch import ConsumeBatch
@@ -50,7 +50,7 @@ def test_a_send_back_awaiting_its_report_keeps_two_small_objects_alive_and_none_
     partitions.add(KEY, MessageQueue("T", 0), 0)
     state = partitions.get(KEY)
     assert state is not None
-    client = FakeClient(None)  # holds each delivery callback until polled, as librdkafka
+    client = ReportingClient(None)  # holds each delivery callback until polled, as librdkafka
     sink = RecordSink({}, factory=lambda _settings: client)  # type: ignore[arg-type,return-value]
     tracer = Tracer(_DiscardingSink(), Emitter("c", "ns")) if traced else None  # type: ignore[arg-type]
     sendback = SendBack(sink, settings.retry_policy(), "ns", now_ms=lambda: 0, tracer=tracer)
