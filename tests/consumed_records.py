@@ -70,6 +70,7 @@ NUMBERED = st.sampled_from([props.BORN_TIMESTAMP, props.RECONSUME_TIME, props.FL
 DECODED_HEADERS = st.none() | st.lists(
     st.tuples(NUMBERED, NUMBER_TEXTS.map(str.encode))
     | st.tuples(st.sampled_from([props.UNIQ_KEY, props.TAGS, "u"]), st.binary(max_size=6))
+    | st.tuples(st.just(props.RETRY_TOPIC), st.sampled_from([b"Orders", b"Other", b""]))
     | st.tuples(st.text(max_size=4), st.binary(max_size=4) | st.none()),
     max_size=5,
 )

@@ -3,9 +3,10 @@
 Per-topic work (logical name, retry-topic reset, tag filter) is resolved once per topic
 and per-partition lookups once per run of records (Kafka returns records partition by
 partition), so the per-record cost is the decode itself and one process-queue insert.
-Where a topic needs neither the reset nor a tag filter, the rest of a partition's run
-after its first record is taken in one call (:func:`accept_run`) while its records are
-in the decode's common case; the loop decides every other record one by one.
+Where a topic needs no tag filter, the rest of a partition's run after its first record
+is taken in one call (:func:`accept_run`) while its records are in the decode's common
+case (and, on the group's retry topic, carry a ``RETRY_TOPIC`` already checked); the loop
+decides every other record one by one.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError
 
-from rmqcompat.consumer.inbound import InboundTopic, reset_retry_topic
+from rmqcompat.consumer.inbound import InboundTopic, reset_checked, reset_retry_topic
 from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.core import CORE
@@ -40,6 +41,7 @@ def accept_run(
     where: tuple[str, str, int],
     pq: ProcessQueue,
     out: list[MessageExt],
+    checked: dict[str, str] | None = None,
 ) -> int:
     """Take the records of one partition from ``records[start]`` on, in one call.
 
@@ -49,8 +51,11 @@ def accept_run(
     tracked in ``pq`` and appended to ``out``, as the intake's loop does, and the record is
     taken out of ``records`` (None in its place, see :meth:`Intake.accept`). Returns the
     index of the first record it did not take, which the loop then decides. Only for a topic
-    whose messages need no retry-topic reset and no tag filter. The pure-Python reference
-    of the core's ``accept_run`` (``tests/unit/test_core_parity.py`` runs both).
+    whose messages need no tag filter; on the group's retry topic (``checked`` its
+    :attr:`~rmqcompat.consumer.inbound.InboundTopic.checked`) each message is reset to its
+    original topic (:func:`~rmqcompat.consumer.inbound.reset_checked`), and the run stops
+    at a ``RETRY_TOPIC`` not checked yet. The pure-Python reference of the core's
+    ``accept_run`` (``tests/unit/test_core_parity.py`` runs both).
     """
     physical, logical, partition = where
     end = len(records)
@@ -62,7 +67,7 @@ def accept_run(
         if offset is None:
             break
         msg = plain_decode(record, physical, logical, partition, offset)
-        if msg is None:
+        if msg is None or (checked is not None and not reset_checked(msg, checked)):
             break
         pq.add(offset, len(msg.body))
         out.append(msg)
@@ -136,7 +141,7 @@ class Intake:
                     inbound = self._topic(physical)
                 msg = inbound.decoder.decode(record, partition, offset)
                 if inbound.own_retry is not None:
-                    reset_retry_topic(msg, inbound.own_retry)
+                    reset_retry_topic(msg, inbound.own_retry, inbound.checked)
             except (RmqCompatError, ValueError) as exc:
                 state.pq.add(offset, len(record.value() or b""))
                 self._quarantine(state, record, str(exc))
@@ -151,7 +156,8 @@ class Intake:
             state.pq.add(offset, len(msg.body))
             out.append(msg)
             if inbound.plain:  # the rest of the partition's run, while it is plain
-                at = _accept_run(records, at, inbound.where(partition), state.pq, out)
+                where = inbound.where(partition)
+                at = _accept_run(records, at, where, state.pq, out, inbound.checked)
         return staged
 
     def _topic(self, physical: str) -> InboundTopic:

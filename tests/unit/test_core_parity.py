@@ -719,14 +719,20 @@ def test_decoding_a_record_is_the_same_compiled_and_pure(
         assert compiled == _plain_decoded(wire.plain_decode, source, partition, offset)
 
 
+#: The ``RETRY_TOPIC`` values a retry topic's intake checked (None: not a retry topic).
+_CHECKED = st.sampled_from([None, {}, {"Orders": "Orders"}, {"Orders": "O", "Other": "Other"}])
 #: How a record of a generated run differs from the run's partition, if it does.
 _RUN_BREAKS = st.sampled_from(["same"] * 6 + ["other partition", "other topic", "error"])
 
 
 @settings(max_examples=300)
-@given(st.lists(st.tuples(RECORDS, _RUN_BREAKS, st.integers(0, 2)), max_size=8), st.integers(0, 3))
+@given(
+    st.lists(st.tuples(RECORDS, _RUN_BREAKS, st.integers(0, 2)), max_size=8),
+    st.integers(0, 3),
+    _CHECKED,
+)
 def test_taking_a_run_of_records_is_the_same_compiled_and_pure(
-    items: list[tuple[Any, str, int]], start: int
+    items: list[tuple[Any, str, int]], start: int, checked: dict[str, str] | None
 ) -> None:
     records, offset = [], 10
     for fake, kind, step in items:
@@ -752,7 +758,7 @@ def test_taking_a_run_of_records_is_the_same_compiled_and_pure(
     ):
         out: list[MessageExt] = []
         given = list(records)  # the run takes what it accepts out of the list
-        end = take(given, start, where, pq, out)
+        end = take(given, start, where, pq, out, checked)
         taken = [(type(m), _fields(m)) for m in out]
         left = [i for i, record in enumerate(given) if record is None]
         outcomes.append((end, taken, left, pq.count, pq.size_bytes, pq.highest_seen, pq.first()))

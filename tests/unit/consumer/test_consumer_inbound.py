@@ -7,7 +7,12 @@ import dataclasses
 import pytest
 
 from rmqcompat import properties as props
-from rmqcompat.consumer.inbound import InboundTopic
+from rmqcompat.consumer.inbound import (
+    CHECKED_KEPT,
+    InboundTopic,
+    reset_checked,
+    reset_retry_topic,
+)
 from rmqcompat.consumer.tag_filter import TagFilter
 from rmqcompat.errors import InvalidNameError, MalformedHeaderError
 from rmqcompat.message import MessageExt
@@ -100,3 +105,31 @@ def test_tag_filter_is_kept_only_when_it_filters():
 def test_foreign_topic_name_is_refused():
     with pytest.raises(InvalidNameError):
         InboundTopic.of("a.b.c", "%RETRY%G", None)
+
+
+def _retry_message(original: str | None) -> MessageExt:
+    properties = {} if original is None else {props.RETRY_TOPIC: original}
+    return MessageExt("%RETRY%G", b"", "ID", 0, 1, 1, 1, 1, properties)
+
+
+def test_a_reset_remembers_the_legal_names_it_checked_and_only_those():
+    checked: dict[str, str] = {}
+    reset_retry_topic(_retry_message("Orders"), "%RETRY%G", checked)
+    with pytest.raises(MalformedHeaderError, match="RETRY_TOPIC"):
+        reset_retry_topic(_retry_message("bad name!"), "%RETRY%G", checked)
+    reset_retry_topic(_retry_message(None), "%RETRY%G", checked)
+    assert checked == {"Orders": "Orders"}
+
+
+def test_the_names_remembered_are_bounded():
+    checked = {f"T{i}": f"T{i}" for i in range(CHECKED_KEPT)}
+    reset_retry_topic(_retry_message("Orders"), "%RETRY%G", checked)
+    assert checked == {"Orders": "Orders"}  # full: all forgotten, then the new one kept
+
+
+def test_a_reset_by_checked_names_leaves_a_name_not_checked_to_the_caller():
+    checked = {"Orders": "Orders"}
+    known, unknown, absent = _retry_message("Orders"), _retry_message("Other"), _retry_message("")
+    assert reset_checked(known, checked) and known.topic == "Orders"
+    assert not reset_checked(unknown, checked) and unknown.topic == "%RETRY%G"
+    assert reset_checked(absent, checked) and absent.topic == "%RETRY%G"

@@ -132,3 +132,25 @@ def test_runs_of_plain_records_and_the_records_between_them_are_each_decided():
     assert [offset for offset, _ in poisoned] == [2]
     pq = partitions.get((TOPIC, 0)).pq
     assert (pq.count, pq.size_bytes, pq.first(), pq.last()) == (7, 14, 0, 6)
+
+
+def test_a_retry_topics_run_resets_each_message_and_stops_at_a_name_not_checked_yet():
+    """After the first ``RETRY_TOPIC`` of a name is checked, the rest of the run is reset
+    by the checked names; an illegal name in the run is still a poison record, and a
+    message without ``RETRY_TOPIC`` keeps the retry topic."""
+    intake, partitions, poisoned = _intake()
+    records = [
+        Record(RETRY, 0, 0, {props.RETRY_TOPIC: "T"}),
+        Record(RETRY, 0, 1, {props.RETRY_TOPIC: "T"}),
+        Record(RETRY, 0, 2, {props.RETRY_TOPIC: "no such name!"}),  # poison
+        Record(RETRY, 0, 3, {props.RETRY_TOPIC: "T"}),
+        Record(RETRY, 0, 4, {}),
+        Record(RETRY, 0, 5, {props.RETRY_TOPIC: "U"}),
+        Record(RETRY, 0, 6, {props.RETRY_TOPIC: "U"}),
+    ]
+    staged = intake.accept(records)
+    taken = [(m.queue_offset, m.topic) for m in staged[(RETRY, 0)]]
+    assert taken == [(0, "T"), (1, "T"), (3, "T"), (4, "%RETRY%G"), (5, "U"), (6, "U")]
+    assert [offset for offset, _ in poisoned] == [2]
+    assert records == [None] * 7
+    assert partitions.get((RETRY, 0)).pq.count == 7  # the poison record stays in flight
