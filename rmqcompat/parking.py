@@ -54,15 +54,27 @@ _PARKING_PROPERTIES = (props.REAL_TOPIC, props.REAL_QID, props.DELAY, props.DUE_
 ParkedAt = tuple[int | None, str]
 
 
-def parking_target(real_topic: str, level: int, levels: DelayLevels, now_ms: int) -> ParkedAt:
-    """Where a record bound for ``real_topic`` and parked on ``level`` at ``now_ms`` goes,
-    before a timer's own deadline shortens it: due ``now_ms`` + the level's delay, on the
-    level's topic. A level of delay 0 parks nothing: the record goes straight to
-    ``real_topic``, as the forwarder would release it."""
+def level_target(real_topic: str, level: int, levels: DelayLevels) -> tuple[int, str]:
+    """The delay of ``level`` and the logical topic a record bound for ``real_topic`` and
+    parked on it is produced to: the level's topic, or ``real_topic`` itself for a level
+    of delay 0, which parks nothing (the record goes where the forwarder would release
+    it)."""
     delay = levels.delay_ms(level)
-    if delay == 0:
-        return None, real_topic
-    return now_ms + delay, levels.topic(level)
+    return delay, real_topic if delay == 0 else levels.topic(level)
+
+
+def parked_at(delay_ms: int, target: str, now_ms: int) -> ParkedAt:
+    """Where a record parked at ``now_ms`` for ``delay_ms`` on ``target`` goes (see
+    :func:`level_target`), before a timer's own deadline shortens it: due ``now_ms`` +
+    the delay, unless the delay is 0."""
+    return (None if delay_ms == 0 else now_ms + delay_ms), target
+
+
+def parking_target(real_topic: str, level: int, levels: DelayLevels, now_ms: int) -> ParkedAt:
+    """Where and until when a record bound for ``real_topic`` and parked on ``level`` at
+    ``now_ms`` goes: :func:`parked_at` of :func:`level_target`."""
+    delay, target = level_target(real_topic, level, levels)
+    return parked_at(delay, target, now_ms)
 
 
 def park(

@@ -18,7 +18,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from rmqcompat import properties as props
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.closing import close_producer
-from rmqcompat.consumer.sendback_record import send_back_record
+from rmqcompat.consumer.sendback_record import SendBackTarget, send_back_record
 from rmqcompat.message import MessageExt
 from rmqcompat.parking import ParkedAt
 from rmqcompat.producer.failures import as_kafka_error, needs_new_client
@@ -225,6 +225,10 @@ class SendBack:
         #: :func:`route_failed` of this policy by (stored count, delay level): a group's
         #: failed messages take a few routes, each decided once (1.3 us a call, timeit)
         self._routes: dict[tuple[int, int], Destination] = {}
+        #: each level's :class:`SendBackTarget`, once a send-back went there (index: the
+        #: level; a route to a level is bound for the group's retry topic, see
+        #: ``route_failed``)
+        self._targets: list[SendBackTarget | None] = [None] * (policy.levels.max_level + 1)
         #: the consumer's tracer: SEND_BACK, DEAD_LETTER and DISCARD here, CONSUME in
         #: settlement
         self.tracer = tracer or Tracer.disabled()
@@ -319,12 +323,13 @@ class SendBack:
                 props.to_headers(properties),
             )
             return record, None
-        return send_back_record(
-            msg,
-            reconsume_times,
-            dest.real_topic,
-            dest.level,
-            self._policy.levels,
-            self._namespace,
-            self._now_ms(),
-        )
+        target = self._targets[dest.level]
+        if target is None or target.real_topic != dest.real_topic:
+            target = self._target(dest)
+        return send_back_record(msg, reconsume_times, target, self._now_ms())
+
+    def _target(self, dest: Destination) -> SendBackTarget:
+        levels, level = self._policy.levels, dest.level
+        target = SendBackTarget.of(dest.real_topic, level, levels, self._namespace)
+        self._targets[level] = target
+        return target

@@ -852,10 +852,13 @@ def test_a_send_back_record_is_the_same_compiled_and_pure(
         assert parked_at == (parking.stamped_due(record.headers), from_kafka_topic(record.topic)[1])
 
 
-def _send_back_record(core: Any, *args: Any) -> tuple[Any, ...]:
-    """``send_back_record`` with ``core`` (None: pure), also where the suite runs pure."""
+def _send_back_record(core: Any, msg: MessageExt, stored: int, *args: Any) -> tuple[Any, ...]:
+    """``send_back_record`` with ``core`` (None: pure), also where the suite runs pure, to
+    the target of ``args`` (real topic, level, levels, namespace, then the time)."""
+    *where, now_ms = args
+    target = sendback_record.SendBackTarget.of(*where)
     with mock.patch.object(sendback_record, "CORE", core):
-        return _result(sendback_record.send_back_record, *args)
+        return _result(sendback_record.send_back_record, msg, stored, target, now_ms)
 
 
 def test_the_core_builds_a_send_back_s_headers_itself() -> None:

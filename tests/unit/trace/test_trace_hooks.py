@@ -9,7 +9,7 @@ import pytest
 from unit_fakes import ListSink
 
 from rmqcompat import properties as props
-from rmqcompat.consumer.sendback_record import send_back_record
+from rmqcompat.consumer.sendback_record import SendBackTarget, send_back_record
 from rmqcompat.message import Message, MessageExt
 from rmqcompat.parking import ParkedAt
 from rmqcompat.retry import Destination, DestinationKind
@@ -58,7 +58,8 @@ _LEVELS = DelayLevels.parse()
 
 def _parked_send_back(level: int, reconsume_times: int) -> tuple[OutgoingRecord, ParkedAt]:
     """The record that sends ``_MSG`` back to ``level`` at 1,000 ms, and where it parks."""
-    return send_back_record(_MSG, reconsume_times, "%RETRY%G", level, _LEVELS, "ns", 1_000)
+    target = SendBackTarget.of("%RETRY%G", level, _LEVELS, "ns")
+    return send_back_record(_MSG, reconsume_times, target, 1_000)
 
 
 def _settled_back(tracer: Tracer, reconsume_times: int, level: int, parked_at: ParkedAt) -> None:
