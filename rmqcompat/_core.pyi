@@ -1,6 +1,7 @@
 # The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
 # Each function has exactly the signature of its pure-Python reference.
 
+from rmqcompat.callbacks import bound_call as bound_call
 from rmqcompat.consumer.dispatch import BatchRunner as BatchRunner
 from rmqcompat.consumer.dispatch import ConsumeBatch as ConsumeBatch
 from rmqcompat.consumer.dispatch import add_batches as add_batches

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+mod bound_call;
 mod consume_batch;
 mod deliveries;
 mod holding;
@@ -1721,6 +1722,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
     module.add_function(wrap_pyfunction!(intake::accept_run, module)?)?;
+    module.add_function(wrap_pyfunction!(bound_call::bound_call, module)?)?;
+    module.add_class::<bound_call::BoundCall>()?;
     module.add_function(wrap_pyfunction!(record_size, module)?)?;
     module.add_function(wrap_pyfunction!(holding::hold_run, module)?)?;
     module.add_function(wrap_pyfunction!(to_headers, module)?)?;

@@ -16,6 +16,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat import properties as props
+from rmqcompat.callbacks import callback
 from rmqcompat.clock import Clock, epoch_ms
 from rmqcompat.closing import close_producer
 from rmqcompat.consumer.sendback_record import SendBackTarget, send_back_record
@@ -71,7 +72,7 @@ class RecordSink:
         try:
             # positional, as PendingSend.produce_on calls it (keywords cost 0.4 us a call):
             # partition -1 (the partitioner's), the report as ``callback``, timestamp 0
-            report = _Report(self, producer, record.topic, done)
+            report = callback(_reported, self, producer, record.topic, done)
             producer.produce(
                 record.topic,
                 record.value,
@@ -116,90 +117,52 @@ class RecordSink:
         self._retired.clear()
 
 
-class _Report:
-    """One produce's delivery callback: a failure is the sink's to handle, then ``done``.
-
-    One small object per produce rather than a closure (a function, its cell tuple and a
-    cell per variable), holding the topic rather than the record (whose headers would
-    stay alive with it): it lives until the report comes, and fewer objects in flight
-    means fewer runs of the cyclic collector on the send-back path.
-    """
-
-    __slots__ = ("_done", "_producer", "_sink", "_topic")
-
-    def __init__(self, sink: RecordSink, producer: Producer, topic: str, done: Done) -> None:
-        self._sink = sink
-        self._producer = producer
-        self._topic = topic
-        self._done = done
-
-    def __call__(self, err: KafkaError | None, _msg: object) -> None:
-        if err is not None:
-            self._sink._failed(self._producer, self._topic, err)  # noqa: SLF001
-        self._done(err)
+def _reported(
+    sink: RecordSink,
+    producer: Producer,
+    topic: str,
+    done: Done,
+    err: KafkaError | None,
+    _msg: object,
+) -> None:
+    """One produce's delivery report (bound with :data:`~rmqcompat.callbacks.callback`,
+    holding the topic rather than the record, whose headers would stay alive with it): a
+    failure is the sink's to handle, then ``done``."""
+    if err is not None:
+        sink._failed(producer, topic, err)  # noqa: SLF001
+    done(err)
 
 
-class _SentBackTraced:
+def _stored_back(
+    stored: list[bulk.SentBack],
+    clock: Clock,
+    msg: MessageExt,
+    reconsume_times: int,
+    level: int,
+    parked: ParkedAt,
+    done: Done,
+    err: KafkaError | None,
+) -> None:
     """``done``, after noting for its SEND_BACK event (see :meth:`SendBack.trace_stored`)
-    a send-back to a delay level the broker stored. A slots object for the reason
-    :class:`_Report` is one, holding the fields rather than a tuple of them (which would
-    be one more object in the collector's sight)."""
-
-    __slots__ = ("_clock", "_done", "_level", "_msg", "_parked_at", "_reconsume_times", "_stored")
-
-    def __init__(
-        self,
-        stored: list[bulk.SentBack],
-        clock: Clock,
-        msg: MessageExt,
-        reconsume_times: int,
-        level: int,
-        parked_at: ParkedAt,
-        done: Done,
-    ) -> None:
-        self._stored = stored
-        self._clock = clock
-        self._msg = msg
-        self._reconsume_times = reconsume_times
-        self._level = level
-        self._parked_at = parked_at
-        self._done = done
-
-    def __call__(self, err: KafkaError | None) -> None:
-        if err is None:
-            due, target = self._parked_at
-            self._stored.append(
-                (self._clock(), self._msg, self._reconsume_times, self._level, due, target)
-            )
-        self._done(err)
+    a send-back to a delay level the broker stored."""
+    if err is None:
+        due, target = parked
+        stored.append((clock(), msg, reconsume_times, level, due, target))
+    done(err)
 
 
-class _DeadLetterTraced:
+def _dead_lettered(
+    sendback: SendBack,
+    msg: MessageExt,
+    reconsume_times: int,
+    dest: Destination,
+    done: Done,
+    err: KafkaError | None,
+) -> None:
     """``done``, after tracing a dead letter the broker stored (:func:`hooks.dead_lettered`)."""
-
-    __slots__ = ("_dest", "_done", "_msg", "_reconsume_times", "_sendback")
-
-    def __init__(
-        self,
-        sendback: SendBack,
-        msg: MessageExt,
-        reconsume_times: int,
-        dest: Destination,
-        done: Done,
-    ) -> None:
-        self._sendback = sendback
-        self._msg = msg
-        self._reconsume_times = reconsume_times
-        self._dest = dest
-        self._done = done
-
-    def __call__(self, err: KafkaError | None) -> None:
-        if err is None:
-            sendback = self._sendback
-            hooks.dead_lettered(
-                sendback.tracer, self._msg, self._reconsume_times, sendback.group, self._dest
-            )
-        self._done(err)
+    if err is None:
+        hooks.dead_lettered(sendback.tracer, msg, reconsume_times, sendback.group, dest)
+    done(err)
 
 
 class SendBack:
@@ -303,10 +266,10 @@ class SendBack:
         DEAD_LETTER event then (``parked_at`` None), else a SEND_BACK event of where it
         parked with the next :meth:`trace_stored`."""
         if parked_at is None:
-            return _DeadLetterTraced(self, msg, reconsume_times, dest, done)
+            return callback(_dead_lettered, self, msg, reconsume_times, dest, done)
         clock = self.tracer.events.clock
-        return _SentBackTraced(
-            self._stored, clock, msg, reconsume_times, dest.level, parked_at, done
+        return callback(
+            _stored_back, self._stored, clock, msg, reconsume_times, dest.level, parked_at, done
         )
 
     def _record(

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from confluent_kafka import KafkaError
 
+from rmqcompat.callbacks import callback
 from rmqcompat.consumer.ack import all_succeeded, split_batch
 from rmqcompat.consumer.dead_letter import DirectDeadLetter
 from rmqcompat.consumer.dispatch import ConsumeBatch, Pool, new_consume_batch
@@ -59,33 +60,6 @@ class _Round:
             self.failed = []
         self.failed.append((msg, stored))
         self.error = err
-
-
-class _Sent:
-    """The ``done`` of one send-back: :meth:`Settlement._on_sent` with what it is about.
-
-    One small object rather than a closure and its cells: it lives until the delivery
-    report, so it keeps the cyclic collector's work on the send-back path down.
-    """
-
-    __slots__ = ("_batch", "_msg", "_round", "_settlement", "_stored")
-
-    def __init__(
-        self,
-        settlement: Settlement,
-        batch: ConsumeBatch,
-        msg: MessageExt,
-        stored: int,
-        round_: _Round,
-    ) -> None:
-        self._settlement = settlement
-        self._batch = batch
-        self._msg = msg
-        self._stored = stored
-        self._round = round_
-
-    def __call__(self, err: KafkaError | None) -> None:
-        self._settlement._on_sent(self._batch, self._msg, self._stored, self._round, err)  # noqa: SLF001
 
 
 class Settlement:
@@ -237,7 +211,8 @@ class Settlement:
         round_ = _Round(len(failed))
         for msg, stored in failed:
             self.pending_sendbacks += 1
-            self._sendback.send(msg, stored, delay_level, _Sent(self, batch, msg, stored, round_))
+            done = callback(Settlement._on_sent, self, batch, msg, stored, round_)
+            self._sendback.send(msg, stored, delay_level, done)
 
     def _on_sent(
         self,

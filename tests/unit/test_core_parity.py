@@ -12,6 +12,7 @@ threads waiting on it, is held to its counterpart differently: the future contra
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from consumed_records import RECORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rmqcompat import clock, message_id, parking, wire
+from rmqcompat import callbacks, clock, message_id, parking, wire
 from rmqcompat import properties as props
 from rmqcompat.consumer import intake, sendback_record
 from rmqcompat.core import PURE_PYTHON_ENV
@@ -878,3 +879,35 @@ def test_the_core_builds_a_send_back_s_headers_itself() -> None:
         (props.DELAY, b"3"),
         (props.DUE_TIME, b"11000"),
     ]
+
+
+def _called_back(make: Any, first: list[Any], more: list[Any]) -> tuple[Any, ...]:
+    """What a callback ``make`` binds to a function that returns its arguments (or raises
+    for a first argument of ``"raise"``) gives when called with ``more``."""
+
+    def func(*args: Any) -> tuple[Any, ...]:
+        if args and args[0] == "raise":
+            raise LookupError(args)
+        return args
+
+    return _result(make(func, *first), *more)
+
+
+#: A callback's first arguments ("raise" makes its function raise) and the rest.
+_BOUND = st.lists(st.integers() | st.sampled_from(["raise", "x"]) | st.none(), max_size=6)
+_MORE = st.lists(st.none() | st.integers(), max_size=3)
+
+
+@given(_BOUND, _MORE)
+def test_a_bound_call_is_the_same_compiled_and_pure(first: list[Any], more: list[Any]) -> None:
+    compiled = _called_back(compiled_core().bound_call, first, more)
+    assert compiled == _called_back(callbacks.bound_call, first, more)
+
+
+def test_a_compiled_bound_call_is_out_of_the_collectors_sight() -> None:
+    held = [object()]
+    call = compiled_core().bound_call(list.append, held)
+    assert not gc.is_tracked(call)
+    call(1)
+    assert held[1:] == [1]
+    assert gc.is_tracked(callbacks.bound_call(list.append, held))  # the reference is seen
