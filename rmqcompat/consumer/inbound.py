@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rmqcompat import properties as props
 from rmqcompat.consumer.tag_filter import TagFilter
@@ -68,8 +68,9 @@ class InboundTopic:
     own_retry: str | None  # set when this is the group's retry topic (its topic is reset)
     tags: TagFilter | None
     #: the group's retry topic: the ``RETRY_TOPIC`` values its messages carried that are
-    #: legal (see :func:`reset_retry_topic`); None for any other topic
-    checked: dict[str, str] | None
+    #: legal (see :func:`reset_retry_topic`); None for any other topic. What the intake
+    #: learnt, not what the topic is: left out of equality and the hash.
+    checked: dict[str, str] | None = field(default=None, compare=False)
 
     @property
     def plain(self) -> bool:

@@ -133,3 +133,11 @@ def test_a_reset_by_checked_names_leaves_a_name_not_checked_to_the_caller():
     assert reset_checked(known, checked) and known.topic == "Orders"
     assert not reset_checked(unknown, checked) and unknown.topic == "%RETRY%G"
     assert reset_checked(absent, checked) and absent.topic == "%RETRY%G"
+
+
+def test_an_inbound_topic_is_what_it_reads_not_what_its_intake_learnt():
+    learnt = InboundTopic.of("ns.rmq.retry.G", "%RETRY%G", None)
+    assert learnt.checked is not None
+    learnt.checked["Orders"] = "Orders"
+    fresh = InboundTopic.of("ns.rmq.retry.G", "%RETRY%G", None)
+    assert learnt == fresh and hash(learnt) == hash(fresh)
