@@ -70,13 +70,6 @@ def parked_at(delay_ms: int, target: str, now_ms: int) -> ParkedAt:
     return (None if delay_ms == 0 else now_ms + delay_ms), target
 
 
-def parking_target(real_topic: str, level: int, levels: DelayLevels, now_ms: int) -> ParkedAt:
-    """Where and until when a record bound for ``real_topic`` and parked on ``level`` at
-    ``now_ms`` goes: :func:`parked_at` of :func:`level_target`."""
-    delay, target = level_target(real_topic, level, levels)
-    return parked_at(delay, target, now_ms)
-
-
 def park(
     value: bytes,
     key: bytes | None,
@@ -92,9 +85,10 @@ def park(
     """The record that parks a message on ``level``; ``DUE_TIME`` is ``now_ms`` + its delay.
 
     For a timer message (``TIMER_DELIVER_MS``) due before the level's delay ends, the due
-    time is the delivery time itself. Where and until when: :func:`parking_target`.
+    time is the delivery time itself. Where and until when: :func:`parked_at` of
+    :func:`level_target`.
     """
-    due, target = parking_target(real_topic, level, levels, now_ms)
+    due, target = parked_at(*level_target(real_topic, level, levels), now_ms)
     out = dict(properties)
     for name in _PARKING_PROPERTIES:  # set again below: kept last, in this order
         out.pop(name, None)
