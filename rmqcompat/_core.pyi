@@ -24,6 +24,7 @@ from rmqcompat.producer.plain_lane import PlainLane as PlainLane
 from rmqcompat.producer.records import plain_headers as plain_headers
 from rmqcompat.properties import Headers, encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events
+from rmqcompat.trace.bulk import consume_calls as consume_calls
 from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events
 from rmqcompat.trace.bulk import publish_events as publish_events

@@ -3,7 +3,8 @@
 //! says which one is active; tests run the same inputs through both).
 
 use pyo3::exceptions::{
-    PyAttributeError, PyException, PyOverflowError, PyTypeError, PyUnicodeDecodeError, PyValueError,
+    PyAttributeError, PyException, PyKeyError, PyOverflowError, PyTypeError, PyUnicodeDecodeError,
+    PyValueError,
 };
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -298,9 +299,55 @@ fn consume_events<'py>(
     failed: &Bound<'py, PyAny>,
     reconsumes: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let events = PyList::empty(msgs.py());
+    append_consume_events(&events, head, ok, bad, msgs, failed, reconsumes)?;
+    Ok(events)
+}
+
+/// The CONSUME events of listener calls, each `(msgs, failed, duration_ms, late,
+/// reconsumes)`, all after `head`: the counterpart of `rmqcompat.trace.bulk.consume_calls`
+/// (`statuses`: each status's encoding, by name).
+#[pyfunction]
+fn consume_calls<'py>(
+    head: &[u8],
+    statuses: &Bound<'py, PyDict>,
+    calls: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = calls.py();
+    let events = PyList::empty(py);
+    let status = |name: &Bound<'py, PyAny>| -> PyResult<Vec<u8>> {
+        match statuses.get_item(name)? {
+            Some(encoded) => Ok(encoded.cast::<PyBytes>()?.as_bytes().to_vec()),
+            None => Err(PyKeyError::new_err(name.clone().unbind())),
+        }
+    };
+    for call in calls.try_iter()? {
+        let (msgs, failed, duration_ms, late, reconsumes): Five<'py> = call?.extract()?;
+        // `_outcomes`: the duration first, then SUCCESS's and `late`'s encodings
+        let mut took = Vec::with_capacity(11);
+        put_some_long(&mut took, &duration_ms, "duration")?;
+        let mut ok = status(intern!(py, "SUCCESS").as_any())?;
+        let mut bad = status(&late)?;
+        ok.extend_from_slice(&took);
+        bad.extend_from_slice(&took);
+        append_consume_events(&events, head, &ok, &bad, &msgs, &failed, &reconsumes)?;
+    }
+    Ok(events)
+}
+
+/// `consume_events`' events of one call, appended to `events`.
+fn append_consume_events<'py>(
+    events: &Bound<'py, PyList>,
+    head: &[u8],
+    ok: &[u8],
+    bad: &[u8],
+    msgs: &Bound<'py, PyAny>,
+    failed: &Bound<'py, PyAny>,
+    reconsumes: &Bound<'py, PyAny>,
+) -> PyResult<()> {
     let mut i = 0;
     let any_failed = failed.is_truthy()?; // most calls: none, and no test an event
-    encode_each(msgs, |out, msg| {
+    encode_into(events, msgs, |out, msg| {
         let properties = field(&msg, Field::Properties)?;
         let reconsume = if reconsumes.is_none() {
             field(&msg, Field::ReconsumeTimes)?
@@ -374,16 +421,26 @@ fn plain_headers<'py>(
 /// buffer: the loop every bulk encoder of trace events shares.
 fn encode_each<'py>(
     items: &Bound<'py, PyAny>,
-    mut encode: impl FnMut(&mut Vec<u8>, Bound<'py, PyAny>) -> PyResult<()>,
+    encode: impl FnMut(&mut Vec<u8>, Bound<'py, PyAny>) -> PyResult<()>,
 ) -> PyResult<Bound<'py, PyList>> {
     let events = PyList::empty(items.py());
+    encode_into(&events, items, encode)?;
+    Ok(events)
+}
+
+/// `encode_each`, appending to `events`.
+fn encode_into<'py>(
+    events: &Bound<'py, PyList>,
+    items: &Bound<'py, PyAny>,
+    mut encode: impl FnMut(&mut Vec<u8>, Bound<'py, PyAny>) -> PyResult<()>,
+) -> PyResult<()> {
     let mut out: Vec<u8> = Vec::with_capacity(256);
     for item in items.try_iter()? {
         out.clear();
         encode(&mut out, item?)?;
         events.append(PyBytes::new(items.py(), &out))?;
     }
-    Ok(events)
+    Ok(())
 }
 
 /// The PUBLISH events of acknowledged sends, each `(at_ms, message, msg_id,
@@ -434,6 +491,15 @@ fn publish_events<'py>(
         Ok(())
     })
 }
+
+/// Five values of an event's input, as a tuple unpacks them.
+type Five<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+);
 
 /// Six values of an event's input, as a tuple unpacks them.
 type Six<'py> = (
@@ -1712,6 +1778,7 @@ impl PendingSend {
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_headers, module)?)?;
     module.add_function(wrap_pyfunction!(consume_events, module)?)?;
+    module.add_function(wrap_pyfunction!(consume_calls, module)?)?;
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
     module.add_function(wrap_pyfunction!(send_back_events, module)?)?;

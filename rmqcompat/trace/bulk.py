@@ -121,11 +121,29 @@ Call = tuple[Sequence[MessageExt], Collection[int], int, str, Sequence[int] | No
 
 
 def consumed_calls(who: bytes, at_ms: int, group: str, calls: Iterable[Call]) -> list[bytes]:
-    """The CONSUME events of these listener calls at ``at_ms`` (see :func:`consumed`)."""
+    """The CONSUME events of these listener calls at ``at_ms`` (see :func:`consumed`), in
+    one core call where it is built: the failed calls of a retry round trip are one each
+    (at batch size 1, 0.9 us a call through :func:`consumed` against 0.2 for a run of
+    successes, timeit)."""
+    head = _KIND["CONSUME"] + _long(at_ms) + who + _repeating(group)
+    return _consume_calls(head, _STATUS, calls)
+
+
+def consume_calls(head: bytes, statuses: Mapping[str, bytes], calls: Iterable[Call]) -> list[bytes]:
+    """:func:`consume_events` of each call, all after ``head``, with the status and
+    duration of :func:`_outcomes` (``statuses``: each status's encoding, by name) (the
+    pure-Python reference of the core's ``consume_calls``)."""
     events: list[bytes] = []
     for msgs, failed, duration_ms, late, reconsumes in calls:
-        events += consumed(who, at_ms, group, msgs, failed, late, duration_ms, reconsumes)
+        ok, bad = _outcomes(statuses, late, duration_ms)
+        events += consume_events(head, ok, bad, msgs, failed, reconsumes)
     return events
+
+
+def _outcomes(statuses: Mapping[str, bytes], late: str, duration_ms: int) -> tuple[bytes, bytes]:
+    """The status and duration of a call's events, encoded: SUCCESS and ``late``."""
+    took = _SOME + _long(duration_ms)
+    return statuses["SUCCESS"] + took, statuses[late] + took
 
 
 def consumed(
@@ -148,8 +166,7 @@ def consumed(
         head, ok, bad = last[1]
     else:
         head = _KIND["CONSUME"] + _long(at_ms) + who + _repeating(group)
-        took = _SOME + _long(duration_ms)
-        ok, bad = _STATUS["SUCCESS"] + took, _STATUS[late] + took
+        ok, bad = _outcomes(_STATUS, late, duration_ms)
         _last_head = (key, (head, ok, bad))
     return _consume_events(head, ok, bad, msgs, failed, reconsumes)
 
@@ -219,6 +236,7 @@ def consume_events(
 
 
 _consume_events = consume_events if CORE is None else CORE.consume_events
+_consume_calls = consume_calls if CORE is None else CORE.consume_calls
 
 
 #: A send-back the broker stored: ``(at_ms, msg, reconsume_times, level, due_ms,

@@ -124,6 +124,29 @@ def test_consume_trace_events_are_the_same_compiled_and_pure(
     assert compiled == _result(bulk.consume_events, *args)
 
 
+#: Listener calls as ``consume_calls`` takes them: the failed ones' status may be one the
+#: table lacks, their duration beyond a long.
+CALLS = st.lists(
+    st.tuples(
+        CONSUME_CALLS,
+        NUMBERS,
+        st.sampled_from(["RECONSUME_LATER", "EXCEPTION", "TIME_OUT", "UNKNOWN"]),
+    ).map(lambda c: (c[0][0], c[0][1], c[1], c[2], c[0][2])),
+    max_size=3,
+)
+
+
+@given(CALLS, st.binary(max_size=6), st.booleans())
+def test_consume_calls_trace_events_are_the_same_compiled_and_pure(
+    calls: list[Any], head: bytes, success_known: bool
+) -> None:
+    statuses = {"RECONSUME_LATER": b"\x02\x02", "EXCEPTION": b"\x02\x04", "TIME_OUT": b"\x02\x06"}
+    if success_known:
+        statuses["SUCCESS"] = b"\x02\x00"
+    compiled = _result(compiled_core().consume_calls, head, statuses, calls)
+    assert compiled == _result(bulk.consume_calls, head, statuses, calls)
+
+
 SENT_BACK = st.tuples(NUMBERS, MESSAGES, NUMBERS, NUMBERS, st.none() | NUMBERS, TEXT)
 
 

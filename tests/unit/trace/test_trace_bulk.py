@@ -60,6 +60,30 @@ def test_consumed_are_the_emitters_consume_events(
     assert encoded == expected
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(_received(), max_size=3),
+            st.sets(st.integers(0, 2)),
+            _LONG,
+            st.sampled_from(["RECONSUME_LATER", "EXCEPTION", "TIME_OUT"]),
+        ),
+        max_size=4,
+    )
+)
+def test_consumed_calls_are_each_calls_consume_events_in_order(
+    calls: list[tuple[list[MessageExt], set[int], int, str]],
+) -> None:
+    at = _EMITTER.clock()
+    encoded = bulk.consumed_calls(_EMITTER.who, at, "G", [(*c, None) for c in calls])
+    expected = [
+        encode(_EMITTER.consume(msg, "G", late if i in failed else "SUCCESS", took))  # type: ignore[arg-type]
+        for msgs, failed, took, late in calls
+        for i, msg in enumerate(msgs)
+    ]
+    assert encoded == expected
+
+
 def test_consumed_keeps_the_counts_taken_when_the_call_ended() -> None:
     msg = MessageExt("Orders", b"", "ID", 0, 5, 1, 1, 2, {})
     encoded = bulk.consumed(_EMITTER.who, 1, "G", [msg], {0}, "RECONSUME_LATER", 3, [2])
