@@ -1,6 +1,7 @@
 //! What a delivery report does to its send: the counterpart of
 //! `rmqcompat.producer.deliveries.DeliveryReports` (see it for the rule).
 
+use crate::record::Accessor;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -57,8 +58,8 @@ impl DeliveryReports {
         if !entry.is_none(py) {
             self.unspool.call1(py, (entry,))?;
         }
-        let partition = msg.call_method0(intern!(py, "partition"))?.unbind();
-        let offset = msg.call_method0(intern!(py, "offset"))?.unbind();
+        let partition = crate::record::call(msg, Accessor::Partition)?.unbind();
+        let offset = crate::record::call(msg, Accessor::Offset)?.unbind();
         if let Err(err) = PendingSend::set_stored(send, partition, offset) {
             let invalid = INVALID_STATE.import(py, "concurrent.futures", "InvalidStateError")?;
             if !err.is_instance(py, invalid) {

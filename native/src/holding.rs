@@ -2,6 +2,7 @@
 //! `rmqcompat.forwarder.holding.hold_run` (see it for the rules).
 
 use crate::process_queue::track_new_in;
+use crate::record::Accessor;
 use crate::run::{run_offset, Fetched};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -41,7 +42,7 @@ pub fn hold_run<'py>(
             return Ok((at, size, true));
         }
         if track_new_in(state, &offset)? {
-            let headers = msg.call_method0(intern!(py, "headers"))?;
+            let headers = crate::record::call(&msg, Accessor::Headers)?;
             let record = i64::try_from(crate::record_size(&msg, &headers)?).unwrap_or(i64::MAX);
             let entry = PyTuple::new(
                 py,

@@ -23,8 +23,10 @@ mod intake;
 mod message_ext;
 
 use message_ext::{field, Field};
+use record::Accessor;
 mod plain_lane;
 mod process_queue;
+mod record;
 mod replay;
 mod run;
 mod send_back;
@@ -129,7 +131,7 @@ fn plain_decode<'py>(
     partition: &Bound<'py, PyAny>,
     offset: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let headers = record.call_method0(intern!(py, "headers"))?;
+    let headers = record::call(record, Accessor::Headers)?;
     let properties = if headers.is_none() {
         PyDict::new(py)
     } else {
@@ -138,9 +140,8 @@ fn plain_decode<'py>(
             None => return Ok(None),
         }
     };
-    let Ok((_, store_timestamp)) = record
-        .call_method0(intern!(py, "timestamp"))?
-        .extract::<(Bound<'py, PyAny>, i64)>()
+    let Ok((_, store_timestamp)) =
+        record::call(record, Accessor::Timestamp)?.extract::<(Bound<'py, PyAny>, i64)>()
     else {
         return Ok(None);
     };
@@ -158,7 +159,7 @@ fn plain_decode<'py>(
     let (Some(born), Some(reconsume), Some(_flag)) = numbers else {
         return Ok(None);
     };
-    let value = record.call_method0(intern!(py, "value"))?;
+    let value = record::call(record, Accessor::Value)?;
     let body = if value.is_truthy()? {
         value
     } else {
@@ -177,7 +178,7 @@ fn plain_decode<'py>(
             PyString::new(py, &id).into_any()
         }
     };
-    let key = record.call_method0(intern!(py, "key"))?;
+    let key = record::call(record, Accessor::Key)?;
     let fields = [
         logical.clone(),
         body,
@@ -540,9 +541,9 @@ fn forward_events<'py>(
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
         ) = record.extract()?;
-        let partition = or_else(source.call_method0(intern!(py, "partition"))?, &zero)?;
-        let offset = or_else(source.call_method0(intern!(py, "offset"))?, &zero)?;
-        let physical = or_else(source.call_method0(intern!(py, "topic"))?, &empty)?;
+        let partition = or_else(record::call(&source, Accessor::Partition)?, &zero)?;
+        let offset = or_else(record::call(&source, Accessor::Offset)?, &zero)?;
+        let physical = or_else(record::call(&source, Accessor::Topic)?, &empty)?;
         let real_topic = or_default(
             get_property(&properties, intern!(py, "REAL_TOPIC"))?,
             &empty,
@@ -850,9 +851,8 @@ pub(crate) fn utf8<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<
 /// (`None`, or `(name, value)` pairs).
 #[pyfunction]
 fn record_size(msg: &Bound<'_, PyAny>, headers: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let py = msg.py();
-    let mut size = len_or_zero(&msg.call_method0(intern!(py, "value"))?)?
-        + len_or_zero(&msg.call_method0(intern!(py, "key"))?)?;
+    let mut size = len_or_zero(&record::call(msg, Accessor::Value)?)?
+        + len_or_zero(&record::call(msg, Accessor::Key)?)?;
     if headers.is_none() {
         return Ok(size);
     }
@@ -969,8 +969,8 @@ fn plain_release<'py>(
 const TIMESTAMP_LOG_APPEND_TIME: i64 = 2;
 
 /// `rmqcompat.forwarder.plan.record_append_ms`: the broker's append time of `record`.
-fn record_append_ms(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
-    let stamp = record.call_method0(intern!(py, "timestamp"))?;
+fn record_append_ms(record: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    let stamp = record::call(record, Accessor::Timestamp)?;
     let (kind, at): (i64, Bound<'_, PyAny>) = stamp.extract()?;
     if kind == TIMESTAMP_LOG_APPEND_TIME {
         Ok(Some(at.extract()?))
@@ -1079,7 +1079,7 @@ fn forward_run<'py>(
         let entry = entry.cast::<PyTuple>()?;
         let (record, headers) = (entry.get_item(0)?, entry.get_item(1)?);
         let now: i64 = clock.read(py)?.extract()?;
-        let append_ms = record_append_ms(py, &record)?;
+        let append_ms = record_append_ms(&record)?;
         let Some(found) = plain_release(py, &headers, append_ms, level_delay_ms, now)? else {
             break;
         };
@@ -1095,11 +1095,11 @@ fn forward_run<'py>(
                 break;
             }
         }
-        let mut value = record.call_method0(intern!(py, "value"))?;
+        let mut value = record::call(&record, Accessor::Value)?;
         if !value.is_truthy()? {
             value = PyBytes::new(py, b"").into_any();
         }
-        let key = record.call_method0(intern!(py, "key"))?;
+        let key = record::call(&record, Accessor::Key)?;
         let partition = found.real_qid; // -1 (parking.ANY_QUEUE): the key picks one
         let callback = start.call1((&record, &topic, &value, &key, &kept, partition))?;
         let args = (

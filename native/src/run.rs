@@ -2,7 +2,7 @@
 //! one after another, which the intakes (`holding::hold_run`, `intake::accept_run`) take
 //! in one call each.
 
-use pyo3::intern;
+use crate::record::Accessor;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
@@ -40,15 +40,12 @@ pub fn run_offset<'py>(
     topic: &Bound<'py, PyAny>,
     partition: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let py = record.py();
-    if !record.call_method0(intern!(py, "error"))?.is_none()
-        || record
-            .call_method0(intern!(py, "partition"))?
-            .ne(partition)?
-        || record.call_method0(intern!(py, "topic"))?.ne(topic)?
+    if !crate::record::call(record, Accessor::Error)?.is_none()
+        || crate::record::call(record, Accessor::Partition)?.ne(partition)?
+        || crate::record::call(record, Accessor::Topic)?.ne(topic)?
     {
         return Ok(None);
     }
-    let offset = record.call_method0(intern!(py, "offset"))?;
+    let offset = crate::record::call(record, Accessor::Offset)?;
     Ok((!offset.is_none()).then_some(offset))
 }

@@ -824,6 +824,20 @@ def test_the_core_decodes_a_plain_record_itself() -> None:
         assert core.plain_decode(Message(topic="t", headers=odd), "t", "T", 2, 41) is None
 
 
+def test_the_core_calls_a_records_own_accessors_unless_it_is_exactly_confluents() -> None:
+    """The core calls confluent's accessors directly on a ``Message`` (native/src/record.rs),
+    and by name on anything else: a subclass's override is what it reads."""
+
+    class Overriding(Message):
+        def value(self) -> bytes:
+            return b"overridden"
+
+    record = {"topic": "t", "partition": 2, "offset": 41, "value": b"v"}
+    core = compiled_core()
+    assert core.plain_decode(Message(**record), "t", "T", 2, 41).body == b"v"
+    assert core.plain_decode(Overriding(**record), "t", "T", 2, 41).body == b"overridden"
+
+
 SEND_BACK_NAMES = st.sampled_from(
     [
         props.RETRY_TOPIC,
