@@ -1,7 +1,8 @@
 //! `rmqcompat.message.MessageExt` instances built without a Python frame: the class is a
-//! slotted dataclass, so an instance is its type's allocation with each field's slot set
-//! through its member descriptor, exactly what the generated `__init__` does with its ten
-//! positional arguments, without its frame. The layout is checked when first used: a class
+//! slotted dataclass, so an instance is its type's allocation with each field's slot
+//! holding its value, exactly what the generated `__init__` does with its ten positional
+//! arguments through the member descriptors, without its frame (the slots are written at
+//! the offsets those descriptors give). The layout is checked when first used: a class
 //! laid out otherwise (no slots, other fields, a `__post_init__`) is refused with a
 //! `TypeError`, which the parity tests would show at once.
 //!
@@ -48,8 +49,6 @@ pub enum Field {
 
 struct Layout {
     class: Py<PyType>,
-    /// The fields' member descriptors, in `FIELDS` order.
-    slots: Vec<Py<PyAny>>,
     /// Where in an instance each field's slot lies, in `FIELDS` order.
     offsets: [ffi::Py_ssize_t; 10],
 }
@@ -81,7 +80,6 @@ fn layout(py: Python<'_>) -> PyResult<&Layout> {
             *offset = member.offset;
         }
         Ok(Layout {
-            slots,
             offsets,
             class: class.unbind(),
         })
@@ -152,20 +150,18 @@ pub fn new_message_ext<'py>(
     let layout = layout(py)?;
     let class = layout.class.bind(py);
     // SAFETY: the class's own allocator makes an instance with every slot empty (NULL,
-    // which its traversal and deallocation skip); each member descriptor's setter checks
-    // that the object is an instance of its class and stores a new reference. A slotted
-    // class is a GC type, so untracking its new, tracked instance is allowed.
+    // which its traversal and deallocation skip); each field's slot is an object pointer
+    // at its offset (checked by `layout`), into which the new instance takes a new
+    // reference, as the member descriptor's setter would store it (without its check that
+    // the object is an instance of the class, which it is). A slotted class is a GC type,
+    // so untracking its new, tracked instance is allowed.
     unsafe {
         let tp = class.as_type_ptr();
         let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
         let obj = Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?;
-        for (descr, value) in layout.slots.iter().zip(fields.iter()) {
-            let set = (*ffi::Py_TYPE(descr.as_ptr()))
-                .tp_descr_set
-                .expect("a member descriptor has a setter");
-            if set(descr.as_ptr(), obj.as_ptr(), value.as_ptr()) < 0 {
-                return Err(PyErr::fetch(py));
-            }
+        let base = obj.as_ptr().cast::<u8>();
+        for (offset, value) in layout.offsets.iter().zip(fields) {
+            *base.offset(*offset).cast::<*mut ffi::PyObject>() = value.into_ptr();
         }
         crate::untrack(&obj);
         Ok(obj)
