@@ -207,8 +207,10 @@ class Settlement:
 
     def _send_back(self, batch: ConsumeBatch, failed: list[_Failed], delay_level: int) -> None:
         """Hand each failed message to send-back, which routes it (a BROADCASTING consumer's
-        is dropped there) and reports when it may leave the process queue."""
-        round_ = _Round(len(failed))
+        is dropped there) and reports when it may leave the process queue. A batch's only
+        failed message has no round (at batch size 1, the common case, one tracked object
+        less in flight for each)."""
+        round_ = _Round(len(failed)) if len(failed) > 1 else None
         for msg, stored in failed:
             self.pending_sendbacks += 1
             done = callback(Settlement._on_sent, self, batch, msg, stored, round_)
@@ -219,21 +221,24 @@ class Settlement:
         batch: ConsumeBatch,
         msg: MessageExt,
         stored: int,
-        round_: _Round,
+        round_: _Round | None,
         err: KafkaError | None,
     ) -> None:
-        """The producer's word on one send-back of ``round_``."""
+        """The producer's word on one send-back of ``round_`` (None: the batch's only one)."""
         self.pending_sendbacks -= 1
-        round_.remaining -= 1
         if err is None:
             batch.pq.remove(msg.queue_offset)
             self._partitions.unstick(batch.key, msg.queue_offset)
-        elif is_retriable(err):
-            round_.fail(msg, stored, err)
-        else:  # consuming it again would only fail the same way, forever
+        elif not is_retriable(err):  # consuming it again would only fail the same way
             self._dlq.send(batch, msg, stored, err)
-        if round_.remaining == 0 and round_.error is not None:
-            self._consume_later(batch, round_.failed, round_.error)
+        elif round_ is None:
+            self._consume_later(batch, ((msg, stored),), err)
+        else:
+            round_.fail(msg, stored, err)
+        if round_ is not None:
+            round_.remaining -= 1
+            if round_.remaining == 0 and round_.error is not None:
+                self._consume_later(batch, round_.failed, round_.error)
 
     def _consume_later(
         self, batch: ConsumeBatch, failed: Sequence[_Failed], err: KafkaError

@@ -67,6 +67,53 @@ def test_a_passing_send_back_failure_is_consumed_again_locally():
     assert 0 in state.pq and len(pool.submitted) == 1  # RocketMQ: consume later, in flight
 
 
+class ScriptedSink:
+    """Answers each produce with the next of ``errors`` (None: accepted), holding each
+    answer until :meth:`report` (as librdkafka holds delivery reports until polled)."""
+
+    def __init__(self, errors: list[KafkaError | None]) -> None:
+        self.errors = errors
+        self.waiting: list[tuple[object, KafkaError | None]] = []
+
+    def produce(self, record, done) -> None:
+        self.waiting.append((done, self.errors[len(self.waiting)]))
+
+    def report(self) -> None:
+        for done, err in self.waiting:
+            done(err)
+
+
+def test_a_batchs_passing_send_back_failures_are_consumed_again_together_after_its_last_report():
+    settings = ConsumerSettings(
+        "g",
+        ClientConfig("127.0.0.1:1"),
+        send_back_failure_delay_s=5,
+        consume_message_batch_max_size=3,
+    )
+    partitions = Partitions(settings, lambda offsets, asynchronous: None)
+    partitions.add(KEY, MessageQueue("T", 0), 0)
+    state = partitions.get(KEY)
+    pool = Pool()
+    sink = ScriptedSink([BUSY, None, BUSY])
+    sendback = SendBack(sink, settings.retry_policy(), "", now_ms=lambda: 0)
+    settlement = Settlement(settings, sendback, partitions, pool, lambda: 0.0)
+    msgs = [MessageExt("T", b"x", f"m{i}", 0, i, 0, 0) for i in range(3)]
+    for i in range(3):
+        state.pq.add(i, 1)
+    batch = ConsumeBatch(KEY, state.queue, state.pq, msgs)
+    batch.status = ConsumeConcurrentlyStatus.RECONSUME_LATER
+    batch.context = ConsumeConcurrentlyContext(state.queue)
+    settlement.track([batch])
+    settlement.on_results([batch])
+    settlement.run_due(5.0)
+    assert not pool.submitted  # no report yet
+    sink.report()
+    assert 1 not in state.pq and 0 in state.pq and 2 in state.pq
+    settlement.run_due(5.0)
+    assert [[m.msg_id for m in b.messages] for b in pool.submitted] == [["m0", "m2"]]
+    assert [m.reconsume_times for m in msgs] == [1, 0, 1]
+
+
 def test_a_permanent_send_back_failure_goes_to_the_dlq_at_once():
     sink = Sink({"retry": TOO_LARGE, "dlq": None})
     _, state, pool, _ = _settle(sink)
