@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from consumer_fixtures import consumer_env  # noqa: F401
-from consumer_helpers import LATER, OK, SHORT_LEVELS, Recorder
+from consumer_helpers import LATER, OK, SHORT_LEVELS, ConsumerEnv, Recorder, new_env
 from waiting import wait_until
 
 from rmqcompat import properties as props
@@ -13,9 +12,18 @@ from rmqcompat import properties as props
 from rmqcompat.forwarder import DelayForwarder
 from rmqcompat.topics.naming import dlq_topic, retry_topic
 
+#: These tests count every delivery, so neither the consumer nor the forwarder may lose
+#: its group membership to a slow heartbeat: a rebalance re-delivers what was not
+#: committed yet (at-least-once), and a loaded CI machine once stalled the coordinator
+#: past the 2 s session timeout the other tests use, re-delivering one retry.
+_STEADY_GROUP = {"session.timeout.ms": 15_000, "heartbeat.interval.ms": 1_000}
+
 
 @pytest.fixture
-def ladder(env):
+def ladder(kafka_bootstrap, client_overrides, namespace, unique_name):
+    env: ConsumerEnv = new_env(
+        kafka_bootstrap, {**client_overrides, **_STEADY_GROUP}, namespace, unique_name
+    )
     forwarder = DelayForwarder(
         bootstrap_servers=env.bootstrap,
         namespace=env.ns,
