@@ -58,8 +58,8 @@ impl DeliveryReports {
         if !entry.is_none(py) {
             self.unspool.call1(py, (entry,))?;
         }
-        let partition = crate::record::call(msg, Accessor::Partition)?.unbind();
-        let offset = crate::record::call(msg, Accessor::Offset)?.unbind();
+        let partition = crate::record::call(msg, Accessor::PARTITION)?.unbind();
+        let offset = crate::record::call(msg, Accessor::OFFSET)?.unbind();
         if let Err(err) = PendingSend::set_stored(send, partition, offset) {
             let invalid = INVALID_STATE.import(py, "concurrent.futures", "InvalidStateError")?;
             if !err.is_instance(py, invalid) {

@@ -42,7 +42,7 @@ pub fn hold_run<'py>(
             return Ok((at, size, true));
         }
         if track_new_in(state, &offset)? {
-            let headers = crate::record::call(&msg, Accessor::Headers)?;
+            let headers = crate::record::call(&msg, Accessor::HEADERS)?;
             let record = i64::try_from(crate::record_size(&msg, &headers)?).unwrap_or(i64::MAX);
             let entry = PyTuple::new(
                 py,

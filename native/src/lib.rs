@@ -131,7 +131,7 @@ fn plain_decode<'py>(
     partition: &Bound<'py, PyAny>,
     offset: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let headers = record::call(record, Accessor::Headers)?;
+    let headers = record::call(record, Accessor::HEADERS)?;
     let properties = if headers.is_none() {
         PyDict::new(py)
     } else {
@@ -141,7 +141,7 @@ fn plain_decode<'py>(
         }
     };
     let Ok((_, store_timestamp)) =
-        record::call(record, Accessor::Timestamp)?.extract::<(Bound<'py, PyAny>, i64)>()
+        record::call(record, Accessor::TIMESTAMP)?.extract::<(Bound<'py, PyAny>, i64)>()
     else {
         return Ok(None);
     };
@@ -159,7 +159,7 @@ fn plain_decode<'py>(
     let (Some(born), Some(reconsume), Some(_flag)) = numbers else {
         return Ok(None);
     };
-    let value = record::call(record, Accessor::Value)?;
+    let value = record::call(record, Accessor::VALUE)?;
     let body = if value.is_truthy()? {
         value
     } else {
@@ -178,7 +178,7 @@ fn plain_decode<'py>(
             PyString::new(py, &id).into_any()
         }
     };
-    let key = record::call(record, Accessor::Key)?;
+    let key = record::call(record, Accessor::KEY)?;
     let fields = [
         logical.clone(),
         body,
@@ -301,7 +301,8 @@ fn consume_events<'py>(
     reconsumes: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
     let events = PyList::empty(msgs.py());
-    append_consume_events(&events, head, ok, bad, msgs, failed, reconsumes)?;
+    let call = CallEvents { head, ok, bad };
+    call.append(&events, msgs, failed, reconsumes)?;
     Ok(events)
 }
 
@@ -331,43 +332,56 @@ fn consume_calls<'py>(
         let mut bad = status(&late)?;
         ok.extend_from_slice(&took);
         bad.extend_from_slice(&took);
-        append_consume_events(&events, head, &ok, &bad, &msgs, &failed, &reconsumes)?;
+        let call = CallEvents {
+            head,
+            ok: &ok,
+            bad: &bad,
+        };
+        call.append(&events, &msgs, &failed, &reconsumes)?;
     }
     Ok(events)
 }
 
-/// `consume_events`' events of one call, appended to `events`.
-fn append_consume_events<'py>(
-    events: &Bound<'py, PyList>,
-    head: &[u8],
-    ok: &[u8],
-    bad: &[u8],
-    msgs: &Bound<'py, PyAny>,
-    failed: &Bound<'py, PyAny>,
-    reconsumes: &Bound<'py, PyAny>,
-) -> PyResult<()> {
-    let mut i = 0;
-    let any_failed = failed.is_truthy()?; // most calls: none, and no test an event
-    encode_into(events, msgs, |out, msg| {
-        let properties = field(&msg, Field::Properties)?;
-        let reconsume = if reconsumes.is_none() {
-            field(&msg, Field::ReconsumeTimes)?
-        } else {
-            reconsumes.get_item(i)?
-        };
-        out.extend_from_slice(head);
-        put_received(out, &msg, &properties)?;
-        out.extend_from_slice(if any_failed && failed.contains(i)? {
-            bad
-        } else {
-            ok
-        });
-        put_some_int(out, &reconsume, "reconsume times")?;
-        out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
-        put_born_and_reason(out, &msg)?;
-        i += 1;
-        Ok(())
-    })
+/// What a listener call's CONSUME events share: the head, and the encoded status and
+/// duration of its messages that succeeded (`ok`) and of those that failed (`bad`).
+struct CallEvents<'a> {
+    head: &'a [u8],
+    ok: &'a [u8],
+    bad: &'a [u8],
+}
+
+impl CallEvents<'_> {
+    /// `consume_events`' events of the call on `msgs`, appended to `events`.
+    fn append<'py>(
+        &self,
+        events: &Bound<'py, PyList>,
+        msgs: &Bound<'py, PyAny>,
+        failed: &Bound<'py, PyAny>,
+        reconsumes: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let mut i = 0;
+        let any_failed = failed.is_truthy()?; // most calls: none, and no test an event
+        encode_into(events, msgs, |out, msg| {
+            let properties = field(&msg, Field::Properties)?;
+            let reconsume = if reconsumes.is_none() {
+                field(&msg, Field::ReconsumeTimes)?
+            } else {
+                reconsumes.get_item(i)?
+            };
+            out.extend_from_slice(self.head);
+            put_received(out, &msg, &properties)?;
+            out.extend_from_slice(if any_failed && failed.contains(i)? {
+                self.bad
+            } else {
+                self.ok
+            });
+            put_some_int(out, &reconsume, "reconsume times")?;
+            out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
+            put_born_and_reason(out, &msg)?;
+            i += 1;
+            Ok(())
+        })
+    }
 }
 
 /// `props.encode_int(value).encode("utf-8")`: the decimal of `int(value)`.
@@ -493,24 +507,12 @@ fn publish_events<'py>(
     })
 }
 
+/// One value of an event's input.
+type Obj<'py> = Bound<'py, PyAny>;
 /// Five values of an event's input, as a tuple unpacks them.
-type Five<'py> = (
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-);
-
+type Five<'py> = (Obj<'py>, Obj<'py>, Obj<'py>, Obj<'py>, Obj<'py>);
 /// Six values of an event's input, as a tuple unpacks them.
-type Six<'py> = (
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-);
+type Six<'py> = (Obj<'py>, Obj<'py>, Obj<'py>, Obj<'py>, Obj<'py>, Obj<'py>);
 
 /// An optional long: `00` for `None`, else `02` and the value.
 fn put_optional_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
@@ -541,9 +543,9 @@ fn forward_events<'py>(
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
         ) = record.extract()?;
-        let partition = or_else(record::call(&source, Accessor::Partition)?, &zero)?;
-        let offset = or_else(record::call(&source, Accessor::Offset)?, &zero)?;
-        let physical = or_else(record::call(&source, Accessor::Topic)?, &empty)?;
+        let partition = or_else(record::call(&source, Accessor::PARTITION)?, &zero)?;
+        let offset = or_else(record::call(&source, Accessor::OFFSET)?, &zero)?;
+        let physical = or_else(record::call(&source, Accessor::TOPIC)?, &empty)?;
         let real_topic = or_default(
             get_property(&properties, intern!(py, "REAL_TOPIC"))?,
             &empty,
@@ -851,8 +853,8 @@ pub(crate) fn utf8<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<
 /// (`None`, or `(name, value)` pairs).
 #[pyfunction]
 fn record_size(msg: &Bound<'_, PyAny>, headers: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let mut size = len_or_zero(&record::call(msg, Accessor::Value)?)?
-        + len_or_zero(&record::call(msg, Accessor::Key)?)?;
+    let mut size = len_or_zero(&record::call(msg, Accessor::VALUE)?)?
+        + len_or_zero(&record::call(msg, Accessor::KEY)?)?;
     if headers.is_none() {
         return Ok(size);
     }
@@ -970,7 +972,7 @@ const TIMESTAMP_LOG_APPEND_TIME: i64 = 2;
 
 /// `rmqcompat.forwarder.plan.record_append_ms`: the broker's append time of `record`.
 fn record_append_ms(record: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
-    let stamp = record::call(record, Accessor::Timestamp)?;
+    let stamp = record::call(record, Accessor::TIMESTAMP)?;
     let (kind, at): (i64, Bound<'_, PyAny>) = stamp.extract()?;
     if kind == TIMESTAMP_LOG_APPEND_TIME {
         Ok(Some(at.extract()?))
@@ -1095,11 +1097,11 @@ fn forward_run<'py>(
                 break;
             }
         }
-        let mut value = record::call(&record, Accessor::Value)?;
+        let mut value = record::call(&record, Accessor::VALUE)?;
         if !value.is_truthy()? {
             value = PyBytes::new(py, b"").into_any();
         }
-        let key = record::call(&record, Accessor::Key)?;
+        let key = record::call(&record, Accessor::KEY)?;
         let partition = found.real_qid; // -1 (parking.ANY_QUEUE): the key picks one
         let callback = start.call1((&record, &topic, &value, &key, &kept, partition))?;
         let args = (

@@ -17,33 +17,43 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyType};
 
-/// An accessor of a record, by its place in `NAMES`.
+/// An accessor of a record: its name, and its place among the functions `load` finds.
 #[derive(Clone, Copy)]
-pub enum Accessor {
-    Error = 0,
-    Topic = 1,
-    Partition = 2,
-    Offset = 3,
-    Key = 4,
-    Value = 5,
-    Headers = 6,
-    Timestamp = 7,
+pub struct Accessor {
+    name: &'static str,
+    at: usize,
 }
 
-const NAMES: [&str; 8] = [
-    "error",
-    "topic",
-    "partition",
-    "offset",
-    "key",
-    "value",
-    "headers",
-    "timestamp",
+impl Accessor {
+    pub const ERROR: Self = Self::new("error", 0);
+    pub const TOPIC: Self = Self::new("topic", 1);
+    pub const PARTITION: Self = Self::new("partition", 2);
+    pub const OFFSET: Self = Self::new("offset", 3);
+    pub const KEY: Self = Self::new("key", 4);
+    pub const VALUE: Self = Self::new("value", 5);
+    pub const HEADERS: Self = Self::new("headers", 6);
+    pub const TIMESTAMP: Self = Self::new("timestamp", 7);
+
+    const fn new(name: &'static str, at: usize) -> Self {
+        Self { name, at }
+    }
+}
+
+/// Every accessor, in the order of their places.
+const ALL: [Accessor; 8] = [
+    Accessor::ERROR,
+    Accessor::TOPIC,
+    Accessor::PARTITION,
+    Accessor::OFFSET,
+    Accessor::KEY,
+    Accessor::VALUE,
+    Accessor::HEADERS,
+    Accessor::TIMESTAMP,
 ];
 
 struct Accessors {
     class: Py<PyType>,
-    /// Each accessor's C function, in `NAMES` order.
+    /// Each accessor's C function, at its place.
     functions: [ffi::PyCFunction; 8],
 }
 
@@ -69,9 +79,9 @@ fn load(py: Python<'_>) -> PyResult<Option<Accessors>> {
         .cast_into::<PyType>()?;
     let own = class.getattr("__dict__")?;
     let method_descriptor = py.import("types")?.getattr("MethodDescriptorType")?;
-    let mut functions: Vec<ffi::PyCFunction> = Vec::with_capacity(NAMES.len());
-    for name in NAMES {
-        let descr = own.get_item(name)?;
+    let mut functions: Vec<ffi::PyCFunction> = Vec::with_capacity(ALL.len());
+    for accessor in ALL {
+        let descr = own.get_item(accessor.name)?;
         if !descr.get_type().is(&method_descriptor) {
             return Ok(None);
         }
@@ -99,7 +109,7 @@ pub fn call<'py>(record: &Bound<'py, PyAny>, accessor: Accessor) -> PyResult<Bou
     if let Some(found) = accessors(py) {
         // SAFETY: reading the type of a live object.
         if unsafe { ffi::Py_TYPE(record.as_ptr()) } == found.class.as_ptr().cast() {
-            let function = found.functions[accessor as usize];
+            let function = found.functions[accessor.at];
             // SAFETY: the method's own function on an instance of exactly its class, with
             // no argument (NULL), as CPython calls a `METH_NOARGS` method; it returns a new
             // reference, or NULL with an exception set.
@@ -108,5 +118,5 @@ pub fn call<'py>(record: &Bound<'py, PyAny>, accessor: Accessor) -> PyResult<Bou
             };
         }
     }
-    record.call_method0(PyString::intern(py, NAMES[accessor as usize]))
+    record.call_method0(PyString::intern(py, accessor.name))
 }

@@ -40,12 +40,12 @@ pub fn run_offset<'py>(
     topic: &Bound<'py, PyAny>,
     partition: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if !crate::record::call(record, Accessor::Error)?.is_none()
-        || crate::record::call(record, Accessor::Partition)?.ne(partition)?
-        || crate::record::call(record, Accessor::Topic)?.ne(topic)?
+    if !crate::record::call(record, Accessor::ERROR)?.is_none()
+        || crate::record::call(record, Accessor::PARTITION)?.ne(partition)?
+        || crate::record::call(record, Accessor::TOPIC)?.ne(topic)?
     {
         return Ok(None);
     }
-    let offset = crate::record::call(record, Accessor::Offset)?;
+    let offset = crate::record::call(record, Accessor::OFFSET)?;
     Ok((!offset.is_none()).then_some(offset))
 }
