@@ -509,6 +509,8 @@ fn publish_events<'py>(
 
 /// One value of an event's input.
 type Obj<'py> = Bound<'py, PyAny>;
+/// Four values of an event's input, as a tuple unpacks them.
+type Four<'py> = (Obj<'py>, Obj<'py>, Obj<'py>, Obj<'py>);
 /// Five values of an event's input, as a tuple unpacks them.
 type Five<'py> = (Obj<'py>, Obj<'py>, Obj<'py>, Obj<'py>, Obj<'py>);
 /// Six values of an event's input, as a tuple unpacks them.
@@ -537,12 +539,7 @@ fn forward_events<'py>(
     let zero = 0i32.into_pyobject(py)?.into_any();
     let empty = PyString::new(py, "").into_any();
     encode_each(records, |out, record| {
-        let (at_ms, source, properties, due_ms): (
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-        ) = record.extract()?;
+        let (at_ms, source, properties, due_ms): Four<'py> = record.extract()?;
         let partition = or_else(record::call(&source, Accessor::PARTITION)?, &zero)?;
         let offset = or_else(record::call(&source, Accessor::OFFSET)?, &zero)?;
         let physical = or_else(record::call(&source, Accessor::TOPIC)?, &empty)?;
@@ -629,12 +626,7 @@ fn replay_events<'py>(
     letters: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
     encode_each(letters, |out, letter| {
-        let (msg_id, topic, replayed_to, origin): (
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-        ) = letter.extract()?;
+        let (msg_id, topic, replayed_to, origin): Four<'py> = letter.extract()?;
         out.extend_from_slice(head);
         put_some_str(out, Some(topic))?;
         out.extend_from_slice(&[0, 0, 0]); // physical topic, partition, offset
