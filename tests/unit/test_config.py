@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rmqcompat.config import ClientConfig, mask_secrets
+from rmqcompat.config import RECONNECT_BACKOFF_MS, ClientConfig, mask_secrets
 from rmqcompat.errors import ConfigError, InvalidNameError
 
 SECRETS = {
@@ -48,6 +48,16 @@ def test_passthrough_is_copied() -> None:
     config = ClientConfig("h:9092", kafka_config=extra)
     extra["acks"] = "0"
     assert config.librdkafka()["acks"] == "1"
+
+
+@pytest.mark.parametrize("kind", [None, "consumer", "producer", "admin"])
+def test_every_client_connects_after_a_short_backoff_unless_told_otherwise(kind: Any) -> None:
+    assert ClientConfig("h:9092").librdkafka(kind)["reconnect.backoff.ms"] == RECONNECT_BACKOFF_MS
+    told = ClientConfig("h:9092", kafka_config={"reconnect.backoff.ms": 250})
+    assert told.librdkafka(kind)["reconnect.backoff.ms"] == 250
+    # librdkafka refuses a backoff above its maximum: a maximum given keeps its default
+    bounded = ClientConfig("h:9092", kafka_config={"reconnect.backoff.max.ms": 10})
+    assert "reconnect.backoff.ms" not in bounded.librdkafka(kind)
 
 
 def test_defaults() -> None:
