@@ -23,6 +23,7 @@ from rmqcompat.consumer.sendback_record import SendBackTarget, send_back_record
 from rmqcompat.message import MessageExt
 from rmqcompat.parking import ParkedAt
 from rmqcompat.producer.failures import as_kafka_error, needs_new_client
+from rmqcompat.producer_id import new_idempotent_producer
 from rmqcompat.retry import (
     Destination,
     DestinationKind,
@@ -62,8 +63,10 @@ class RecordSink:
         factory: Callable[[dict[str, Any]], Producer] | None = None,
     ) -> None:
         self._settings = settings
+        # the first client asks for its producer id at once (the consumer is starting);
+        # a replacement does not wait for it on the poll thread
         self._factory = factory or Producer
-        self._producer = self._factory(settings)
+        self._producer = (factory or new_idempotent_producer)(settings)
         self._retired: list[Producer] = []
         self.replacements = 0
 

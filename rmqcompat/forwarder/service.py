@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
 from rmqcompat.broker_contact import DEFAULT_BROKER_CONTACT_TIMEOUT_S, BrokerContact
@@ -29,6 +29,7 @@ from rmqcompat.forwarder.recalls import RecallReader
 from rmqcompat.forwarder.worker import ForwardLoop, LoopSettings
 from rmqcompat.lifecycle import Lifecycle
 from rmqcompat.message import DEFAULT_MAX_MESSAGE_SIZE
+from rmqcompat.producer_id import new_idempotent_producer
 from rmqcompat.reachability import require_broker
 from rmqcompat.topics.delay_levels import DEFAULT_MESSAGE_DELAY_LEVEL, level_topic_pattern
 from rmqcompat.topics.naming import to_kafka_topic
@@ -190,7 +191,7 @@ class DelayForwarder(Lifecycle):
         contact = self._contact = BrokerContact(self._contact_timeout_s)
         self._consumer_settings = contact.observe(fs.consumer_settings(self.config))
         self._consumer = Consumer(self._consumer_settings)
-        producer = Producer(contact.observe(fs.producer_settings(self.config)))
+        producer = new_idempotent_producer(contact.observe(fs.producer_settings(self.config)))
         recalls = RecallReader(self.config)
         loop = ForwardLoop(
             self._consumer, producer, loop_settings, self.metrics, self._clock, self.tracer, recalls

@@ -27,6 +27,7 @@ from confluent_kafka import Producer
 
 from rmqcompat.producer.pending import PendingSend
 from rmqcompat.producer.send_future import SendFuture
+from rmqcompat.producer_id import ask_for_producer_id
 
 #: The settings that make a client send each record at once: those of every client whose
 #: caller waits for the broker's answer (this lane, the transaction's half sender).
@@ -46,7 +47,9 @@ class ImmediateLane:
     """
 
     def __init__(
-        self, settings: Mapping[str, Any], new_client: Callable[[dict[str, Any]], Any] = Producer
+        self,
+        settings: Mapping[str, Any],
+        new_client: Callable[[dict[str, Any]], Any] = Producer,
     ) -> None:
         self._settings = {**settings, **SEND_AT_ONCE}
         self._new_client = new_client
@@ -74,6 +77,12 @@ class ImmediateLane:
                 if client is None:
                     client = self._client = self._new_client(self._settings)
         return client
+
+    def open(self) -> None:
+        """Create the client now and have it ask for its producer id, so that the first
+        synchronous send does not wait for the id (see :mod:`rmqcompat.producer_id`): at
+        the first send the wait could outlast the send's own timeout."""
+        ask_for_producer_id(self.client())
 
     def replace(self, broken: Producer) -> bool:
         """Drop ``broken`` if it is this lane's client (the next send makes a new one)."""

@@ -37,6 +37,7 @@ from rmqcompat.producer.plain_lane import PlainLane, new_plain_lane
 from rmqcompat.producer.scheduler import Scheduler
 from rmqcompat.producer.send_result import SendResult, SendStatus
 from rmqcompat.producer.spool import Spool, SpoolEntry
+from rmqcompat.producer_id import ask_for_producer_id
 from rmqcompat.trace import Tracer, bulk, hooks
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,12 @@ class Pipeline:
             self._lane.producer = self._producer
         self._poller.start()
         self._scheduler.start()
+
+    def connect(self) -> None:
+        """Have the batch client and the synchronous sends' client (created for it) ask
+        for their producer ids now rather than at their first sends."""
+        ask_for_producer_id(self.producer)
+        self._immediate.open()
 
     def plain_lane(
         self, ready: dict[str, str], max_size: int, ids: MessageIds, clock_ms: Clock

@@ -179,6 +179,8 @@ class DefaultMQProducer(Lifecycle):
                 self._pipeline.start()
             except KafkaException as exc:
                 raise ConfigError(f"librdkafka refused the producer settings: {exc}") from exc
+            if self._connect_on_start:
+                self._pipeline.connect()
             self._state = _State.RUNNING
         self.tracer.start()
         self._resender.start()

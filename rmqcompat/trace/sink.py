@@ -31,6 +31,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from rmqcompat.closing import close_producer
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import RmqCompatError
+from rmqcompat.producer_id import new_idempotent_producer
 from rmqcompat.topics.naming import TRACE_TOPIC, to_kafka_topic
 from rmqcompat.topics.topology import provision_topology, system_topology
 from rmqcompat.trace.batch import pack
@@ -152,7 +153,7 @@ class KafkaTraceSink:
         self,
         client: ClientConfig,
         capacity: int = DEFAULT_CAPACITY,
-        producer_factory: ProducerFactory = Producer,
+        producer_factory: ProducerFactory = new_idempotent_producer,
     ) -> None:
         if capacity <= 0:
             raise ValueError(f"trace capacity must be > 0, not {capacity}")

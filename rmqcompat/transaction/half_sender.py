@@ -12,6 +12,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat.message import Message
 from rmqcompat.producer.failures import as_kafka_error, send_error, timed_out
+from rmqcompat.producer_id import new_idempotent_producer
 from rmqcompat.wire import OutgoingRecord
 
 
@@ -24,7 +25,7 @@ class HalfSender:
         self._producer: Producer | None = None
 
     def start(self) -> None:
-        self._producer = Producer(self._settings)
+        self._producer = new_idempotent_producer(self._settings)
 
     @property
     def producer(self) -> Producer:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 import threading
 
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka import Message as KafkaMessage
 
 from rmqcompat.errors import BrokerUnreachableError
 from rmqcompat.keyed_topic import TopicReader, write_and_wait
+from rmqcompat.producer_id import new_idempotent_producer
 from rmqcompat.reachability import require_broker
 from rmqcompat.topics.naming import attempt_topic, to_kafka_topic
 from rmqcompat.topics.topology import attempt_topology, provision_topology
@@ -54,7 +55,7 @@ class AttemptLog:
                 group, namespace=client.namespace, max_message_size=client.max_message_size
             ),
         )
-        self._producer = Producer(
+        self._producer = new_idempotent_producer(
             client.librdkafka("producer", **{"acks": "all", "enable.idempotence": True})
         )
         self._book = AttemptBook(member)

@@ -21,11 +21,10 @@ import base64
 import binascii
 from dataclasses import dataclass
 
-from confluent_kafka import Producer
-
 from rmqcompat.config import ClientConfig
 from rmqcompat.keyed_topic import write_and_wait
 from rmqcompat.producer.settings import TIMER_MAX_DELAY_SEC
+from rmqcompat.producer_id import new_idempotent_producer
 from rmqcompat.topics.naming import RECALL_TOPIC, to_kafka_topic
 from rmqcompat.topics.topology import provision_topology, system_topology
 from rmqcompat.v5.exceptions import (
@@ -98,7 +97,7 @@ class RecallWriter:
         )
         self._topic = to_kafka_topic(RECALL_TOPIC, client.namespace)
         self._timeout_s = timeout_s
-        self._producer = Producer(
+        self._producer = new_idempotent_producer(
             client.librdkafka("producer", **{"acks": "all", "enable.idempotence": True})
         )
 

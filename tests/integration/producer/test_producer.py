@@ -232,13 +232,6 @@ def test_a_sync_send_goes_at_once_while_an_earlier_async_send_still_lingers(
         assert lingering.result(timeout=10).send_status is SendStatus.SEND_OK
 
 
-@pytest.fixture
-def one_queue_topic(kafka_bootstrap, namespace, unique_name) -> str:
-    name = unique_name("T")
-    create_topic(kafka_bootstrap, name, namespace, partitions=1)
-    return name
-
-
 def test_sync_senders_on_many_threads_each_keep_their_order(
     producer, one_queue_topic, kafka_bootstrap, namespace
 ):

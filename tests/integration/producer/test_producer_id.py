@@ -1,0 +1,71 @@
+"""New idempotent producers ask for their producer id at once (rmqcompat.producer_id).
+
+librdkafka holds every record of a new idempotent producer until it has its id, and
+without a metadata answer after its first broker connection it asks again only on a
+500 ms timer: the first send of a new client took 0.5 s. These tests bound the first
+acknowledgement well under that timer (a send acknowledged on a local broker takes a few
+milliseconds), so they fail if the ask is dropped, and stay far from a load flake.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rmqcompat.consumer.sendback import RecordSink
+from rmqcompat.message import Message
+from rmqcompat.producer import DefaultMQProducer
+from rmqcompat.producer.settings import PRODUCER_DEFAULTS
+from rmqcompat.producer_id import ID_RETRY_S, new_idempotent_producer
+from rmqcompat.topics.naming import to_kafka_topic
+from rmqcompat.wire import OutgoingRecord
+
+#: Well under librdkafka's id timer (:data:`ID_RETRY_S`), which a forgotten ask waits out.
+FIRST_ACK_S = 0.4
+assert FIRST_ACK_S < ID_RETRY_S
+
+
+def test_a_new_idempotent_producer_has_its_first_record_acknowledged_at_once(
+    kafka_bootstrap, namespace, one_queue_topic, client_overrides
+):
+    settings = {**PRODUCER_DEFAULTS, **client_overrides, "bootstrap.servers": kafka_bootstrap}
+    producer = new_idempotent_producer(settings)
+    reports = []
+    producer.produce(
+        to_kafka_topic(one_queue_topic, namespace),
+        b"x",
+        on_delivery=lambda err, _: reports.append(err),
+    )
+    assert producer.flush(FIRST_ACK_S) == 0
+    assert reports == [None]
+
+
+def test_a_started_producers_first_sync_and_async_sends_do_not_wait_for_the_id(
+    kafka_bootstrap, namespace, one_queue_topic, client_overrides
+):
+    with DefaultMQProducer(
+        "PG", kafka_bootstrap, namespace=namespace, kafka_config=client_overrides
+    ) as producer:
+        started = time.monotonic()
+        producer.send(Message(one_queue_topic, b"sync"))
+        assert time.monotonic() - started < FIRST_ACK_S
+        # the batch client (send_async) asked at start() too
+        future = producer.send_async(Message(one_queue_topic, b"async"))
+        future.result(timeout=FIRST_ACK_S)
+
+
+def test_a_consumers_first_send_back_is_acknowledged_at_once(
+    kafka_bootstrap, namespace, one_queue_topic, client_overrides
+):
+    settings = {**PRODUCER_DEFAULTS, **client_overrides, "bootstrap.servers": kafka_bootstrap}
+    sink = RecordSink(settings)
+    try:
+        outcomes: list[object] = []
+        record = OutgoingRecord(to_kafka_topic(one_queue_topic, namespace), b"back", None, [])
+        sink.produce(record, outcomes.append)
+        deadline = time.monotonic() + FIRST_ACK_S
+        while not outcomes and time.monotonic() < deadline:
+            sink.poll()
+            time.sleep(0.002)
+        assert outcomes == [None]
+    finally:
+        sink.close()
