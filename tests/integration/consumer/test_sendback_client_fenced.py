@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from confluent_kafka import KafkaError, Producer
 from consumer_fixtures import consumer_env  # noqa: F401
 from consumer_helpers import LATER, Recorder
@@ -31,8 +32,15 @@ def _clients(fenced: int):
     return make
 
 
+def _use_clients(monkeypatch: pytest.MonkeyPatch, fenced: int) -> None:
+    """The sink's first client and its replacements from one :func:`_clients` factory."""
+    make = _clients(fenced)
+    monkeypatch.setattr(sendback, "new_idempotent_producer", make)
+    monkeypatch.setattr(sendback, "Producer", make)
+
+
 def test_a_fenced_send_back_client_is_replaced_and_the_offset_moves_on(env, monkeypatch):
-    monkeypatch.setattr(sendback, "Producer", _clients(fenced=1))
+    _use_clients(monkeypatch, fenced=1)
     ids = env.produce([{"body": b"fails"}])
     rec = Recorder(lambda msgs, ctx: LATER)
     with env.consumer(rec, send_back_failure_delay_s=0.1) as consumer:
@@ -43,7 +51,7 @@ def test_a_fenced_send_back_client_is_replaced_and_the_offset_moves_on(env, monk
 
 
 def test_a_send_back_path_that_never_recovers_is_stuck_and_unhealthy(env, monkeypatch):
-    monkeypatch.setattr(sendback, "Producer", _clients(fenced=10**6))
+    _use_clients(monkeypatch, fenced=10**6)
     ids = env.produce([{"body": b"fails"}])
     with env.consumer(Recorder(lambda msgs, ctx: LATER), send_back_failure_delay_s=0.1) as c:
         wait_until(lambda: ids[0] in c.stuck_messages(), what="the stuck report")

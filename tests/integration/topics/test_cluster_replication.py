@@ -99,8 +99,15 @@ def test_cli_replication_per_kind_and_verify(kafka_cluster: DevCluster, namespac
 def _replica_counts(admin: dict[str, Any], physical: str) -> set[int]:
     """The replica counts of ``physical``'s partitions, once the metadata lists it (a topic
     just created can take a moment to reach the broker that answers)."""
-    wait_until(lambda: bool(partitions(admin["bootstrap.servers"], physical)), what=physical)
-    found = partitions(admin["bootstrap.servers"], physical)
+    found: dict[Any, Any] = {}
+
+    def listed() -> bool:
+        # kept from the answer that listed it: the next request may reach a broker that
+        # has not heard of the topic yet
+        found.update(partitions(admin["bootstrap.servers"], physical))
+        return bool(found)
+
+    wait_until(listed, what=physical)
     return {len(replicas) for _, replicas, _ in found.values()}
 
 
