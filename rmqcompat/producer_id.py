@@ -37,7 +37,7 @@ def ask_for_producer_id(producer: Producer) -> None:
     The first answer can come over the bootstrap connection, which librdkafka closes as
     soon as that answer names the brokers: the id is then asked for with no connection up.
     The second request goes to a broker by its id, and its answer finds that connection
-    up. (With the first request alone, 7 of 15 new producers on a loaded machine still
+    up. (With the first request alone, 11 of 15 new producers on a loaded machine still
     waited 0.5-1 s for their first acknowledgement; with both, none of 15 waited over 50
     ms.) Every topic is asked for: a narrower request can be answered before the broker
     connection the id is asked on is up.
