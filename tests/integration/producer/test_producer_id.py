@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import time
 
+from confluent_kafka import KafkaError
+
 from rmqcompat.consumer.sendback import RecordSink
 from rmqcompat.message import Message
 from rmqcompat.producer import DefaultMQProducer
 from rmqcompat.producer.settings import PRODUCER_DEFAULTS
-from rmqcompat.producer_id import ID_RETRY_S, new_idempotent_producer
+from rmqcompat.producer_id import ASKED_TOPIC, ID_RETRY_S, new_idempotent_producer
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.wire import OutgoingRecord
 
@@ -69,3 +71,16 @@ def test_a_consumers_first_send_back_is_acknowledged_at_once(
         assert outcomes == [None]
     finally:
         sink.close()
+
+
+def test_the_ask_names_a_topic_every_broker_refuses_and_none_creates(
+    kafka_bootstrap, client_overrides
+):
+    """A producer's metadata request may auto-create the topic it names: the ask's must be
+    refused as a name, so it never leaves a topic behind."""
+    settings = {**PRODUCER_DEFAULTS, **client_overrides, "bootstrap.servers": kafka_bootstrap}
+    producer = new_idempotent_producer(settings)
+    answer = producer.list_topics(ASKED_TOPIC, timeout=10).topics[ASKED_TOPIC]
+    assert answer.error is not None
+    assert answer.error.code() == KafkaError.TOPIC_EXCEPTION
+    assert ASKED_TOPIC not in producer.list_topics(timeout=10).topics
