@@ -177,8 +177,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(marker)
         _mark_broker_gaps(item)
     _leave_out_extended(config, items)
+    _mark_cluster_tests(items)
     _cluster_tests_together(items)
     _check_cluster_modules(items)
+
+
+def _mark_cluster_tests(items: list[pytest.Item]) -> None:
+    """Gives every test of the three-node cluster the ``three_node_cluster`` marker, and
+    those and the tests that start a cluster of their own (which take
+    :func:`kafka_clusters_run`) ``runs_alone``: scripts/test.sh runs them in a pytest run
+    of their own (see it)."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "kafka_cluster" in fixtures:
+            item.add_marker(pytest.mark.three_node_cluster)
+        if "kafka_clusters_run" in fixtures or _uses_cluster(item):
+            item.add_marker(pytest.mark.runs_alone)
 
 
 def _cluster_tests_together(items: list[pytest.Item]) -> None:
@@ -429,12 +443,10 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def _uses_cluster(item: pytest.Item) -> bool:
-    """Whether ``item`` asks for the three-node cluster: as a fixture argument, or (a test
-    that asks for it at run time, ``request.getfixturevalue``) by its marker."""
-    return (
-        "kafka_cluster" in getattr(item, "fixturenames", ())
-        or item.get_closest_marker("three_node_cluster") is not None
-    )
+    """Whether ``item`` asks for the three-node cluster: its marker, which
+    :func:`_mark_cluster_tests` gives a test that takes the fixture as an argument, and a
+    test that asks for it at run time (``request.getfixturevalue``) carries by hand."""
+    return item.get_closest_marker("three_node_cluster") is not None
 
 
 @pytest.fixture
