@@ -15,16 +15,11 @@ from typing import Any
 
 from confluent_kafka import KafkaException, Producer
 
+from rmqcompat.reachability import PROBE_TOPIC
+
 #: librdkafka's own interval between two requests for the id: waiting longer than this
 #: for the metadata answer gains nothing.
 ID_RETRY_S = 0.5
-
-#: The one topic the ask names: a space is not a legal character in a Kafka topic name,
-#: so every broker answers with the brokers and an "invalid topic" error for it, and none
-#: creates it (a producer's metadata request may auto-create what it names). Naming no
-#: real topic keeps the answer small: asking for every topic took 45 ms a request on a
-#: broker holding 3,000 topics, this 2 ms (Apache Kafka 4.1.1 and Tansu answer alike).
-ASKED_TOPIC = "rmqcompat producer id"
 
 
 def new_idempotent_producer(settings: Mapping[str, Any]) -> Producer:
@@ -47,10 +42,11 @@ def ask_for_producer_id(producer: Producer) -> None:
     up. (With the first request alone, 11 of 15 new producers on a loaded machine still
     waited 0.5-1 s for their first acknowledgement; with both, none of 15 waited over 50
     ms.) What the requests name does not matter: librdkafka looks for the id after every
-    metadata answer, so they name :data:`ASKED_TOPIC` only.
+    metadata answer, so they name
+    :data:`~rmqcompat.reachability.PROBE_TOPIC` only.
     """
     try:
-        producer.list_topics(ASKED_TOPIC, timeout=ID_RETRY_S)
-        producer.list_topics(ASKED_TOPIC, timeout=ID_RETRY_S)
+        producer.list_topics(PROBE_TOPIC, timeout=ID_RETRY_S)
+        producer.list_topics(PROBE_TOPIC, timeout=ID_RETRY_S)
     except KafkaException:
         pass  # no broker answered yet: librdkafka's timer asks again; records wait for it

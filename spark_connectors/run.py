@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 from rmqcompat.cache import cache_root
 from rmqcompat.config import ClientConfig
 from rmqcompat.errors import AuditError, TopologyError
-from rmqcompat.reachability import require_broker
+from rmqcompat.reachability import cluster_metadata
 from rmqcompat.spark.class_archive import ClassArchive
 from rmqcompat.spark.job import AuditJob, run_batch, run_stream
 from rmqcompat.spark.session import build_session, stop_session
@@ -135,12 +135,12 @@ def require_trace_topic(client: ClientConfig) -> None:
     ``kafka`` source would fail on it with a Java stack trace).
 
     Raises:
-        ConfigError / BrokerUnreachableError: as :func:`require_broker`.
+        ConfigError / BrokerUnreachableError: as :func:`cluster_metadata`.
         TopologyError: the namespace's trace topic does not exist.
     """
     physical = to_kafka_topic(TRACE_TOPIC, client.namespace)
     # every topic listed, none named: a broker may create a topic a request names
-    metadata = require_broker(client).topics.get(physical)
+    metadata = cluster_metadata(client).topics.get(physical)
     if metadata is None or metadata.error is not None:
         raise TopologyError(
             f"no trace topic {physical} at {client.bootstrap_servers}: nothing has been"

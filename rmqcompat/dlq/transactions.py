@@ -10,7 +10,7 @@ from confluent_kafka import KafkaException, Producer
 from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.chunk import Record
 from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
-from rmqcompat.producer_id import ASKED_TOPIC
+from rmqcompat.reachability import PROBE_TOPIC
 
 #: Seconds a replay transaction may stay open, and a transactional call may take.
 TXN_TIMEOUT_S = 30.0
@@ -41,7 +41,7 @@ def fence(producer: Producer) -> None:
     """Fence every older replay of the group (its open transaction is aborted)."""
     # connected first: librdkafka looks for the transaction coordinator again only after
     # 500 ms when it asked before any broker connection was up (measured: 0.5 s vs 6 ms)
-    producer.list_topics(ASKED_TOPIC, timeout=REQUEST_TIMEOUT_S)
+    producer.list_topics(PROBE_TOPIC, timeout=REQUEST_TIMEOUT_S)
     producer.init_transactions(TXN_TIMEOUT_S)
 
 

@@ -17,7 +17,8 @@ from rmqcompat.consumer.sendback import RecordSink
 from rmqcompat.message import Message
 from rmqcompat.producer import DefaultMQProducer
 from rmqcompat.producer.settings import PRODUCER_DEFAULTS
-from rmqcompat.producer_id import ASKED_TOPIC, ID_RETRY_S, new_idempotent_producer
+from rmqcompat.producer_id import ID_RETRY_S, new_idempotent_producer
+from rmqcompat.reachability import PROBE_TOPIC
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.wire import OutgoingRecord
 
@@ -80,7 +81,7 @@ def test_the_ask_names_a_topic_every_broker_refuses_and_none_creates(
     refused as a name, so it never leaves a topic behind."""
     settings = {**PRODUCER_DEFAULTS, **client_overrides, "bootstrap.servers": kafka_bootstrap}
     producer = new_idempotent_producer(settings)
-    answer = producer.list_topics(ASKED_TOPIC, timeout=10).topics[ASKED_TOPIC]
+    answer = producer.list_topics(PROBE_TOPIC, timeout=10).topics[PROBE_TOPIC]
     assert answer.error is not None
     assert answer.error.code() == KafkaError.TOPIC_EXCEPTION
-    assert ASKED_TOPIC not in producer.list_topics(timeout=10).topics
+    assert PROBE_TOPIC not in producer.list_topics(timeout=10).topics
