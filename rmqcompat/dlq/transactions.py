@@ -10,6 +10,7 @@ from confluent_kafka import KafkaException, Producer
 from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.chunk import Record
 from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
+from rmqcompat.producer_id import ask_for_producer_id
 from rmqcompat.reachability import PROBE_TOPIC
 
 #: Seconds a replay transaction may stay open, and a transactional call may take.
@@ -42,6 +43,7 @@ def fence(producer: Producer) -> None:
     # connected first: librdkafka looks for the transaction coordinator again only after
     # 500 ms when it asked before any broker connection was up (measured: 0.5 s vs 6 ms)
     producer.list_topics(PROBE_TOPIC, timeout=REQUEST_TIMEOUT_S)
+    ask_for_producer_id(producer)
     producer.init_transactions(TXN_TIMEOUT_S)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from confluent_kafka import KafkaException, Producer
 
 from rmqcompat.errors import RmqCompatError
+from rmqcompat.producer_id import ask_for_producer_id
 from rmqcompat.transaction.records import (
     Half,
     OpKind,
@@ -65,6 +66,7 @@ class TransactionEnder:
 
     def _new_producer(self) -> Producer:
         producer = Producer(self._settings)
+        ask_for_producer_id(producer)  # else init_transactions may wait 0.5 s for it
         producer.init_transactions(self._timeout_s)
         return producer
 
