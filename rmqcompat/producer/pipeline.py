@@ -130,7 +130,17 @@ class Pipeline:
         """Have the batch client and the synchronous sends' client (created for it) ask
         for their producer ids now rather than at their first sends."""
         ask_for_producer_id(self.producer)
-        self._immediate.open()
+        if not self._closed.is_set():  # no client made for a pipeline closed meanwhile
+            self._immediate.open()
+
+    def connect_in_background(self) -> None:
+        """:meth:`connect` on a thread of its own, for a start that must not wait for a
+        broker: where one answers, the first sends find their ids (without it a first
+        send waited librdkafka's 0.5 s id timer); where none does, the asks give up
+        after about a second each and librdkafka's timer goes on asking."""
+        threading.Thread(
+            target=self.connect, name="rmqcompat-producer-connect", daemon=True
+        ).start()
 
     def plain_lane(
         self, ready: dict[str, str], max_size: int, ids: MessageIds, clock_ms: Clock

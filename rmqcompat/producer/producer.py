@@ -162,8 +162,9 @@ class DefaultMQProducer(Lifecycle):
     def start(self) -> None:
         """Check that a broker answers, then create the Kafka client and background threads.
 
-        With ``connect_on_start=False`` the broker is not asked: sends made while it is
-        away retry and then fail or spool as usual.
+        With ``connect_on_start=False`` nothing waits for the broker: the clients ask for
+        their producer ids in the background, and sends made while it is away retry and
+        then fail or spool as usual.
 
         Raises:
             ClientStateError: already started or shut down.
@@ -181,6 +182,8 @@ class DefaultMQProducer(Lifecycle):
                 raise ConfigError(f"librdkafka refused the producer settings: {exc}") from exc
             if self._connect_on_start:
                 self._pipeline.connect()
+            else:  # the broker may be away: start() does not wait for its answer
+                self._pipeline.connect_in_background()
             self._state = _State.RUNNING
         self.tracer.start()
         self._resender.start()

@@ -59,6 +59,25 @@ def test_a_started_producers_first_sync_and_async_sends_do_not_wait_for_the_id(
         future.result(timeout=FIRST_ACK_S)
 
 
+def test_a_producer_started_without_connecting_has_its_first_sends_acknowledged_at_once(
+    kafka_bootstrap, namespace, one_queue_topic, client_overrides
+):
+    """``connect_on_start=False``: ``start()`` asks no broker, the clients ask for their
+    ids in the background, and the first sends right after it find them."""
+    with DefaultMQProducer(
+        "PG",
+        kafka_bootstrap,
+        namespace=namespace,
+        kafka_config=client_overrides,
+        connect_on_start=False,
+    ) as producer:
+        started = time.monotonic()
+        producer.send(Message(one_queue_topic, b"sync"))
+        assert time.monotonic() - started < FIRST_ACK_S
+        future = producer.send_async(Message(one_queue_topic, b"async"))
+        future.result(timeout=FIRST_ACK_S)
+
+
 def test_a_consumers_first_send_back_is_acknowledged_at_once(
     kafka_bootstrap, namespace, one_queue_topic, client_overrides
 ):
