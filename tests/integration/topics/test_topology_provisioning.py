@@ -12,6 +12,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from rmqcompat.cli.context import CliContext
 from rmqcompat.cli.topics_cmd import topics
 from rmqcompat.message import max_record_bytes
+from rmqcompat.topics import provision
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.spec import MAX_MESSAGE_BYTES, TopicSpec, TopologySpec
 from rmqcompat.topics.topology import (
@@ -53,6 +54,37 @@ def test_create_twice_is_idempotent_and_verifies(
     assert second.created == () and second.existing == physical
     report = verify_topology(admin, topology)
     assert report.ok, str(report)
+
+
+class _CountingAdmin(AdminClient):
+    """The admin client, counting the requests for the broker's whole topic list."""
+
+    full_lists = 0
+
+    def list_topics(self, *args: Any, **kwargs: Any) -> Any:
+        if not args and kwargs.get("topic") is None:
+            _CountingAdmin.full_lists += 1
+        return super().list_topics(*args, **kwargs)
+
+
+def test_a_topology_that_exists_is_confirmed_without_the_whole_topic_list(
+    admin: dict[str, Any], make: Callable[..., Topology], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every client start provisions its topology: once it exists, one request naming its
+    topics answers, whatever else the broker holds; a topic missing from it is still
+    created, after the collision check that needs the list."""
+    monkeypatch.setattr(provision, "AdminClient", _CountingAdmin)
+    topology = make()
+    physical = tuple(topic.physical for topic in topology.topics)
+    assert provision_topology(admin, topology).created == physical
+    created_lists = _CountingAdmin.full_lists
+    assert created_lists >= 1
+    assert provision_topology(admin, topology).existing == physical
+    assert _CountingAdmin.full_lists == created_lists  # asked by name only
+    wider = make(topics=["T", "T2"])
+    added = provision_topology(admin, wider)
+    assert len(added.created) == 1 and added.created[0].endswith("T2")
+    assert _CountingAdmin.full_lists > created_lists
 
 
 def test_verify_reports_missing_topics(
