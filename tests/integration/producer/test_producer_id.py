@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from confluent_kafka import KafkaError
 
 from rmqcompat.config import ClientConfig
@@ -45,31 +46,24 @@ def test_a_new_idempotent_producer_has_its_first_record_acknowledged_at_once(
     assert reports == [None]
 
 
+@pytest.mark.parametrize(
+    "connect_on_start",
+    [True, False],
+    ids=["asked-at-start", "asked-in-the-background"],
+)
 def test_a_started_producers_first_sync_and_async_sends_do_not_wait_for_the_id(
-    kafka_bootstrap, namespace, one_queue_topic, client_overrides
+    kafka_bootstrap, namespace, one_queue_topic, client_overrides, connect_on_start
 ):
-    with DefaultMQProducer(
-        "PG", kafka_bootstrap, namespace=namespace, kafka_config=client_overrides
-    ) as producer:
-        started = time.monotonic()
-        producer.send(Message(one_queue_topic, b"sync"))
-        assert time.monotonic() - started < FIRST_ACK_S
-        # the batch client (send_async) asked at start() too
-        future = producer.send_async(Message(one_queue_topic, b"async"))
-        future.result(timeout=FIRST_ACK_S)
-
-
-def test_a_producer_started_without_connecting_has_its_first_sends_acknowledged_at_once(
-    kafka_bootstrap, namespace, one_queue_topic, client_overrides
-):
-    """``connect_on_start=False``: ``start()`` asks no broker, the clients ask for their
-    ids in the background, and the first sends right after it find them."""
+    """Both clients (the sync sends' and the batch one of ``send_async``) ask for their ids
+    when the producer starts: at ``start()``, or with ``connect_on_start=False`` (which
+    asks no broker there) on a thread of its own, which the first sends right after
+    ``start()`` find done."""
     with DefaultMQProducer(
         "PG",
         kafka_bootstrap,
         namespace=namespace,
         kafka_config=client_overrides,
-        connect_on_start=False,
+        connect_on_start=connect_on_start,
     ) as producer:
         started = time.monotonic()
         producer.send(Message(one_queue_topic, b"sync"))
