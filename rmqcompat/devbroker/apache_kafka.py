@@ -16,7 +16,6 @@ here, never in product defaults.
 from __future__ import annotations
 
 import fcntl
-import os
 import re
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from rmqcompat.cache import CACHE_DIR_ENV, cache_root
+from rmqcompat.devbroker.environment import environment_without
 from rmqcompat.devbroker.quorum import Quorum
 from rmqcompat.errors import RmqCompatError
 from rmqcompat.java import java_on_path
@@ -259,7 +259,7 @@ def _format(java: str, jars: Path, config: Path, cluster_id: str) -> None:
 
 def child_env() -> dict[str, str]:
     """Our environment without the variables the JVM must not inherit."""
-    return {key: value for key, value in os.environ.items() if key not in HIDDEN_ENV}
+    return environment_without(HIDDEN_ENV)
 
 
 def _jvm_options() -> list[str]:

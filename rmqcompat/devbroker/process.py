@@ -15,6 +15,7 @@ import time
 from collections import deque
 from pathlib import Path
 
+from rmqcompat.devbroker.environment import environment_without
 from rmqcompat.devbroker.errors import DevBrokerError
 from rmqcompat.devbroker.kinds import BrokerFlavour, DevBrokerKind, flavour
 from rmqcompat.devbroker.ports import HOST, accepts_connections, ensure_port_free, free_port
@@ -193,7 +194,7 @@ class DevBroker(StartStop):
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=_child_env(self._flavour.hidden_env),
+                env=environment_without(self._flavour.hidden_env),
                 # Own session: a Ctrl-C in the terminal reaches only our process, which then
                 # stops the broker in order instead of both dying at once.
                 start_new_session=True,
@@ -268,10 +269,6 @@ def _answers_metadata(bootstrap_servers: str) -> bool:
         return bool(admin.list_topics(timeout=_METADATA_PROBE_TIMEOUT_S).brokers)
     except KafkaException:
         return False
-
-
-def _child_env(hidden: tuple[str, ...]) -> dict[str, str]:
-    return {key: value for key, value in os.environ.items() if key not in hidden}
 
 
 def _terminate(process: subprocess.Popen[bytes], grace_s: float) -> None:
