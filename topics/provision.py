@@ -76,15 +76,23 @@ def ensure_topics(
 def _all_exist(admin: AdminClient, names: Collection[str]) -> bool:
     """Whether the broker has every topic of ``names``, asked in one request that names
     them only (DescribeTopics: it never creates a topic). False for any other answer (a
-    missing topic, a broker without the request, a timeout): the caller then reads the
-    whole list and decides from it."""
+    missing topic, a broker without the request): the caller then reads the whole list
+    and decides from it.
+
+    Raises:
+        KafkaException: no broker answered in time (reading the list would wait as long
+            again).
+    """
     if not names:
         return True
     try:
         asked = admin.describe_topics(TopicCollection(list(names)), request_timeout=ADMIN_TIMEOUT_S)
         for future in asked.values():
             future.result()
-    except KafkaException:
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else None
+        if isinstance(error, KafkaError) and error.code() == KafkaError._TIMED_OUT:  # noqa: SLF001
+            raise
         return False
     return True
 
