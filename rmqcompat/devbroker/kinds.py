@@ -168,7 +168,7 @@ def _launch_apache_kafka(host: str, port: int, data_dir: Path | None) -> list[st
         config = apache_kafka.prepare_data_dir(java, jars, host, port, node_quorum, data_dir)
     except apache_kafka.KafkaRuntimeError as exc:
         raise DevBrokerError(str(exc)) from exc
-    return apache_kafka.command(java, jars, config)
+    return apache_kafka.command(java, jars, config, node_quorum)
 
 
 def _lone_controller_port(port: int, data_dir: Path) -> int:

@@ -62,6 +62,21 @@ def test_a_cluster_node_votes_with_every_node_and_replicates_kafkas_own_topics(
     assert int(props["controller.quorum.request.timeout.ms"]) >= 10_000
 
 
+def test_a_cluster_nodes_jit_stops_at_c1_and_a_lone_nodes_does_not(tmp_path: Path) -> None:
+    """Three cluster nodes start beside the tests on two cores: their start-up's CPU time
+    is what a restart waits for. A lone node serves the benchmarks: it keeps C2."""
+    config = tmp_path / "server.properties"
+    node = quorum.Quorum(2, {1: 9101, 2: 9102, 3: 9103}, quorum.new_cluster_id())
+
+    clustered = apache_kafka.command("java", tmp_path, config, node)
+    lone = apache_kafka.command("java", tmp_path, config, quorum.alone(9093))
+
+    assert "-XX:TieredStopAtLevel=1" in clustered
+    assert clustered.index("-XX:TieredStopAtLevel=1") < clustered.index("kafka.Kafka")
+    assert not any(option.startswith("-XX:TieredStopAtLevel") for option in lone)
+    assert lone[-2:] == clustered[-2:] == ["kafka.Kafka", str(config)]
+
+
 def test_two_nodes_replicate_kafkas_own_topics_twice_with_one_in_sync() -> None:
     pair = quorum.Quorum(1, {1: 9101, 2: 9102}, "id")
     assert (pair.internal_replication(), pair.internal_min_in_sync()) == (2, 1)
