@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from rmqcompat.cli.context import CliContext
@@ -85,6 +87,37 @@ def test_a_topology_that_exists_is_confirmed_without_the_whole_topic_list(
     added = provision_topology(admin, wider)
     assert len(added.created) == 1 and added.created[0].endswith("T2")
     assert _CountingAdmin.full_lists > created_lists
+
+
+class _ControllerGone(AdminClient):
+    """The admin client, whose requests naming topics time out: librdkafka sends them to
+    the broker the metadata names as the controller, which may be one that just died."""
+
+    def describe_topics(self, topics: TopicCollection, **kwargs: Any) -> dict[str, Future[Any]]:
+        futures: dict[str, Future[Any]] = {}
+        for name in topics.topic_names:
+            futures[name] = Future()
+            futures[name].set_exception(
+                KafkaException(
+                    KafkaError(KafkaError._TIMED_OUT, "Timed out waiting for controller")
+                )
+            )
+        return futures
+
+
+def test_a_request_by_name_that_times_out_falls_back_to_the_topic_list(
+    admin: dict[str, Any], make: Callable[..., Topology], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client starting while a broker is down still confirms (and completes) its
+    topology from the list any live broker answers."""
+    topology = make()
+    physical = tuple(topic.physical for topic in topology.topics)
+    assert provision_topology(admin, topology).created == physical
+    monkeypatch.setattr(provision, "AdminClient", _ControllerGone)
+
+    assert provision_topology(admin, topology).existing == physical
+    added = provision_topology(admin, make(topics=["T", "T2"]))
+    assert len(added.created) == 1 and added.created[0].endswith("T2")
 
 
 def test_verify_reports_missing_topics(
