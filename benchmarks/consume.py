@@ -29,7 +29,9 @@ What each side does per message, at minimum what a real at-least-once app does:
 Each SDK run also prints the process's CPU time per message over the run (all threads:
 the trace thread's included, and less sensitive to a loaded machine than the rate), the
 part of it Python's cyclic garbage collector ran, and with tracing on, the trace sink's
-counters after shutdown (a dropped event would flatter the rate).
+counters after shutdown (a dropped event would flatter the rate). On Linux it prints
+that time by thread as well (``thread_clock.py``): the poll thread, the listener's
+threads, the trace thread and librdkafka's, each summed over the run.
 
 Both sides fetch as the SDK does (``fetch.queue.backoff.ms`` 10 ms, the SDK's
 ``CONSUMER_DEFAULTS``). With librdkafka's default of 1 s the raw side stalled beyond about
@@ -62,6 +64,7 @@ from typing import Any
 from bench_broker import add_broker_options, broker, produce_waiting
 from collector_clock import CollectorClock
 from confluent_kafka import Consumer, Producer, TopicPartition
+from thread_clock import ThreadClock
 
 from rmqcompat import properties as props
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
@@ -173,12 +176,13 @@ def sdk(bootstrap: str, topic: str, count: int, batch: int, trace: bool) -> floa
     counter = itertools.count(1)  # next() is atomic under the GIL: no lock per message
     start, cpu = [0.0], [0.0]
 
-    collector = CollectorClock()
+    collector, threads = CollectorClock(), ThreadClock()
 
     def listener(msgs: list[Any], _ctx: Any) -> ConsumeConcurrentlyStatus:
         if not start[0]:
             start[0], cpu[0] = time.perf_counter(), time.process_time()
             collector.start()
+            threads.start()
         for msg in msgs:
             handle(msg.body, msg.properties)
             if next(counter) == count:
@@ -190,6 +194,7 @@ def sdk(bootstrap: str, topic: str, count: int, batch: int, trace: bool) -> floa
     elapsed = time.perf_counter() - start[0]
     cpu_us = (time.process_time() - cpu[0]) / count * 1e6
     collector.stop()
+    threads.stop()  # before the shutdown ends the consumer's threads
     gc_us = collector.seconds / count * 1e6
     consumer.shutdown()
     stats = consumer.tracer.stats()
@@ -198,6 +203,8 @@ def sdk(bootstrap: str, topic: str, count: int, batch: int, trace: bool) -> floa
     print(
         f"  sdk trace {name}: CPU {cpu_us:.1f} us/msg (collector {gc_us:.1f}){traced}", flush=True
     )
+    if per_thread := threads.per_message_us(count):
+        print(f"    per thread (us/msg): {per_thread}", flush=True)
     return count / elapsed
 
 
