@@ -64,7 +64,7 @@ from typing import Any
 from bench_broker import add_broker_options, broker, produce_waiting
 from collector_clock import CollectorClock
 from confluent_kafka import Consumer, Producer, TopicPartition
-from thread_clock import ThreadClock
+from thread_clock import ThreadClock, schedstat_ns
 
 from rmqcompat import properties as props
 from rmqcompat.consumer.listener import ConsumeConcurrentlyStatus, ConsumeFromWhere
@@ -143,11 +143,8 @@ def raw(bootstrap: str, topic: str, count: int) -> float:
 def _run_queue_wait_s() -> float:
     """Seconds the calling thread was ready to run but waited for a CPU (Linux schedstat;
     0 elsewhere): on a shared machine a run that waited long measures the machine."""
-    try:
-        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as stats:
-            return int(stats.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
+    stats = schedstat_ns(threading.get_native_id())
+    return 0.0 if stats is None else stats[1] / 1e9
 
 
 def start_sdk(

@@ -53,13 +53,24 @@ def _on_cpu_ns() -> dict[str, tuple[str, int]]:
     names = {str(t.native_id): t.name for t in threading.enumerate()}
     out = {}
     for task in _TASKS.iterdir():
+        stats = schedstat_ns(task.name)
         try:
             name = names.get(task.name) or (task / "comm").read_text().strip()
-            on_cpu = int((task / "schedstat").read_text().split()[0])
-        except (OSError, IndexError, ValueError):  # the thread ended meanwhile
+        except OSError:  # the thread ended meanwhile
             continue
-        out[task.name] = (_role(name), on_cpu)
+        if stats is not None:
+            out[task.name] = (_role(name), stats[0])
     return out
+
+
+def schedstat_ns(tid: int | str) -> tuple[int, int] | None:
+    """Thread ``tid``'s (nanoseconds on a CPU, nanoseconds ready but waiting for one);
+    None where Linux's schedstat is missing or the thread ended."""
+    try:
+        fields = (_TASKS / str(tid) / "schedstat").read_text().split()
+        return int(fields[0]), int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _role(name: str) -> str:

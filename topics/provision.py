@@ -22,6 +22,8 @@ ADMIN_TIMEOUT_S = 30.0
 #: Healthy, the request takes about 1 ms.
 BY_NAME_TIMEOUT_S = 2.0
 _VISIBLE_POLL_S = 0.05
+#: The least a request is given when the admin timeout is (nearly) spent.
+_LEAST_WAIT_S = 0.05
 
 
 def ensure_topics(
@@ -58,7 +60,7 @@ def ensure_topics(
     if _all_exist(admin, wanted):
         return []
     # what is left of the one admin timeout: an unreachable broker is waited out once
-    metadata = admin.list_topics(timeout=max(deadline - time.monotonic(), _VISIBLE_POLL_S))
+    metadata = admin.list_topics(timeout=max(deadline - time.monotonic(), _LEAST_WAIT_S))
     existing = set(metadata.topics)
     check_collisions(wanted, existing)
     brokers = len(metadata.brokers)
