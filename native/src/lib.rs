@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod bound_call;
+mod direct_fetch;
 mod consume_batch;
 mod deliveries;
 mod holding;
@@ -131,19 +132,33 @@ fn plain_decode<'py>(
     partition: &Bound<'py, PyAny>,
     offset: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let headers = record::call(record, Accessor::HEADERS)?;
-    let properties = if headers.is_none() {
-        PyDict::new(py)
-    } else {
-        match decode_headers(py, &headers)? {
+    let direct = record.cast::<direct_fetch::DirectRecord>().ok().map(|r| r.get());
+    let properties = if let Some(direct) = direct {
+        match direct.properties(py)? {
             Some(properties) => properties,
             None => return Ok(None),
         }
+    } else {
+        let headers = record::call(record, Accessor::HEADERS)?;
+        if headers.is_none() {
+            PyDict::new(py)
+        } else {
+            match decode_headers(py, &headers)? {
+                Some(properties) => properties,
+                None => return Ok(None),
+            }
+        }
     };
-    let Ok((_, store_timestamp)) =
-        record::call(record, Accessor::TIMESTAMP)?.extract::<(Bound<'py, PyAny>, i64)>()
-    else {
-        return Ok(None);
+    let store_timestamp = match direct {
+        Some(direct) => direct.timestamp_ms(),
+        None => {
+            let Ok((_, stamp)) =
+                record::call(record, Accessor::TIMESTAMP)?.extract::<(Bound<'py, PyAny>, i64)>()
+            else {
+                return Ok(None);
+            };
+            stamp
+        }
     };
     const INT_MAX: i64 = i32::MAX as i64;
     let numbers = (
@@ -1782,6 +1797,9 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
+    module.add_function(wrap_pyfunction!(direct_fetch::direct_fetch_available, module)?)?;
+    module.add_class::<direct_fetch::DirectFetch>()?;
+    module.add_class::<direct_fetch::DirectRecord>()?;
     module.add_function(wrap_pyfunction!(intake::accept_run, module)?)?;
     module.add_function(wrap_pyfunction!(bound_call::bound_call, module)?)?;
     module.add_class::<bound_call::BoundCall>()?;

@@ -17,6 +17,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyType};
 
+use crate::direct_fetch::DirectRecord;
+
 /// An accessor of a record: its name, and its place among the functions `load` finds.
 #[derive(Clone, Copy)]
 pub struct Accessor {
@@ -33,6 +35,7 @@ impl Accessor {
     pub const VALUE: Self = Self::new("value", 5);
     pub const HEADERS: Self = Self::new("headers", 6);
     pub const TIMESTAMP: Self = Self::new("timestamp", 7);
+    // crate::direct_fetch::DirectRecord::accessor reads these places
 
     const fn new(name: &'static str, at: usize) -> Self {
         Self { name, at }
@@ -106,6 +109,9 @@ fn load(py: Python<'_>) -> PyResult<Option<Accessors>> {
 /// `record.<accessor>()`.
 pub fn call<'py>(record: &Bound<'py, PyAny>, accessor: Accessor) -> PyResult<Bound<'py, PyAny>> {
     let py = record.py();
+    if let Ok(direct) = record.cast::<DirectRecord>() {
+        return direct.get().accessor(py, accessor.at);
+    }
     if let Some(found) = accessors(py) {
         // SAFETY: reading the type of a live object.
         if unsafe { ffi::Py_TYPE(record.as_ptr()) } == found.class.as_ptr().cast() {

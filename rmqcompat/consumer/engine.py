@@ -18,13 +18,13 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException
 
 from rmqcompat.consumer.consume_service import ConsumeService
+from rmqcompat.consumer.fetcher import ConsumeFetcher, Fetcher
 from rmqcompat.consumer.intake import Intake
 from rmqcompat.consumer.partitions import Partitions, PartitionState
 from rmqcompat.consumer.sendback import RecordSink
 from rmqcompat.consumer.settings import ConsumerSettings
 from rmqcompat.consumer.subscriptions import Subscriptions
 from rmqcompat.consumer.timers import Timers
-from rmqcompat.fetch import fetch
 from rmqcompat.quarantine import quarantine_record
 from rmqcompat.trace import Tracer
 
@@ -53,10 +53,12 @@ class Engine:
         rediscover: Callable[[], None] | None = None,
         rejoin: Callable[[], None] | None = None,
         tracer: Tracer | None = None,
+        fetcher: Fetcher | None = None,
     ) -> None:
         self.settings = settings
         self._subs = subscriptions
         self._consumer = consumer
+        self._fetcher = fetcher or ConsumeFetcher(consumer)
         self._sink = sink
         self._service = service
         self.partitions = partitions
@@ -100,7 +102,7 @@ class Engine:
         self._stopping.set()
 
     def _fetch(self, timeout: float) -> int:
-        records = fetch(self._consumer, self.settings.pull_batch_size, timeout)
+        records = self._fetcher.fetch(self.settings.pull_batch_size, timeout)
         if not records:
             return 0
         staged = self._intake.accept(records)
@@ -159,4 +161,5 @@ class Engine:
         self._sink.flush(min(5.0, self.settings.send_back_timeout_s))
         self._settle_results()
         self.partitions.commit(asynchronous=False)
+        self._fetcher.close()
         self._sink.close()

@@ -64,6 +64,9 @@ class Membership:
         #: Called with the partitions about to be revoked, before their offsets are committed
         #: (orderly consumption waits there for their running listener calls to end).
         self.before_revoke: Callable[[list[Key]], None] = lambda keys: None
+        #: Called with partitions about to be assigned (the direct fetch routes them:
+        #: :meth:`rmqcompat.consumer.fetcher.DirectFetcher.route`).
+        self.before_assign: Callable[[list[TopicPartition]], None] = lambda tps: None
 
     def subscribe(self, consumer: Consumer) -> None:
         """CLUSTERING: join the group for the subscribed topics."""
@@ -84,6 +87,7 @@ class Membership:
             positions = [TopicPartition(tp.topic, tp.partition, OFFSET_INVALID) for tp in tps]
             self._register(positions)
         try:
+            self.before_assign(positions)
             if self._incremental:
                 consumer.incremental_assign(positions)
             else:
@@ -189,7 +193,9 @@ class Membership:
                 continue
             tps += [TopicPartition(topic, p) for p in sorted(metadata[topic].partitions)]
         self._stored = stored
-        consumer.assign(self.begin(consumer, tps, stored))
+        positions = self.begin(consumer, tps, stored)
+        self.before_assign(positions)
+        consumer.assign(positions)
         self._partitions.persist_starts()
 
     def rediscover(self, consumer: Consumer) -> None:
@@ -213,11 +219,11 @@ class Membership:
         if not fresh:
             return
         try:
-            consumer.incremental_assign(
-                self.begin(
-                    consumer, fresh, self._stored, ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
-                )
+            positions = self.begin(
+                consumer, fresh, self._stored, ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
             )
+            self.before_assign(positions)
+            consumer.incremental_assign(positions)
         except KafkaException as exc:
             _log.warning("group %s: cannot add %s: %s", self._group, _describe(fresh), exc)
             # forget them, so the next round tries again

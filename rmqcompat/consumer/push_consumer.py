@@ -20,6 +20,7 @@ from rmqcompat.consumer.concurrent import ConcurrentConsumeService
 from rmqcompat.consumer.consume_service import ConsumeService
 from rmqcompat.consumer.dispatch import WorkerPool
 from rmqcompat.consumer.engine import Engine
+from rmqcompat.consumer.fetcher import Fetcher, new_fetcher
 from rmqcompat.consumer.listener import (
     ConsumeFromWhere,
     MessageListenerOrderly,
@@ -201,7 +202,7 @@ class DefaultMQPushConsumer(Lifecycle):
             s.client.librdkafka("admin"), internal_topology(s, self._topology, self._orderly)
         )
         self._contact = BrokerContact(s.broker_contact_timeout_s)
-        consumer, partitions, membership = self._connect(self._contact)
+        consumer, fetcher, partitions, membership = self._connect(self._contact)
         sink = RecordSink(self._contact.observe(producer_config(s)))
         self._service = self._consume_service(sink, partitions, membership)
         self._engine = Engine(
@@ -215,6 +216,7 @@ class DefaultMQPushConsumer(Lifecycle):
             rediscover=(lambda: membership.rediscover(consumer)) if s.broadcasting else None,
             rejoin=None if s.broadcasting else self._rejoin_check(consumer, membership),
             tracer=self.tracer,
+            fetcher=fetcher,
         )
         self._thread = threading.Thread(
             target=self._run, name=f"rmqcompat-poll-{s.group}", daemon=True
@@ -251,25 +253,27 @@ class DefaultMQPushConsumer(Lifecycle):
         sendback = SendBack(sink, s.retry_policy(), s.client.namespace, tracer=self.tracer)
         return ConcurrentConsumeService(s, pool, sendback, partitions, time.monotonic)
 
-    def _connect(self, contact: BrokerContact) -> tuple[Consumer, Partitions, Membership]:
+    def _connect(self, contact: BrokerContact) -> tuple[Consumer, Fetcher, Partitions, Membership]:
         s = self.settings
         config = contact.observe(consumer_config(s))
         incremental = "cooperative" in str(
             s.client.kafka_config.get("partition.assignment.strategy", "")
         )
+        consumer = Consumer(config)
+        fetcher = new_fetcher(consumer, config)
         if s.broadcasting:
             store = LocalFileOffsetStore(s.offset_file())
             partitions = Partitions(s, file_writer(store), self._orderly)
-            consumer = Consumer(config)
             m = Membership(s, self._subs, partitions, False)
+            m.before_assign = fetcher.route
             m.assign_all(consumer, store.load())
         else:
-            consumer = Consumer(config)
             partitions = Partitions(s, commit_writer(consumer), self._orderly)
             m = Membership(s, self._subs, partitions, incremental)
+            m.before_assign = fetcher.route
             m.subscribe(consumer)
         self._consumer, self._consumer_config = consumer, config
-        return consumer, partitions, m
+        return consumer, fetcher, partitions, m
 
     def _run(self) -> None:
         assert self._engine is not None

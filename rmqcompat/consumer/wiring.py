@@ -7,6 +7,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from rmqcompat.consumer.fetcher import direct_config
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
 from rmqcompat.consumer.partitions import OffsetWriter
 from rmqcompat.consumer.settings import ConsumerSettings
@@ -49,7 +50,8 @@ def consumer_config(settings: ConsumerSettings) -> dict[str, Any]:
         "auto.offset.reset": "earliest",
         "on_commit": _on_commit,
     }
-    return {**CONSUMER_DEFAULTS, **settings.client.librdkafka("consumer", **explicit)}
+    config = {**CONSUMER_DEFAULTS, **settings.client.librdkafka("consumer", **explicit)}
+    return {**direct_config(config), **config}
 
 
 def producer_config(settings: ConsumerSettings) -> dict[str, Any]:

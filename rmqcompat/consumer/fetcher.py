@@ -1,0 +1,106 @@
+"""How the poll thread gets its records: confluent-kafka's ``consume()``, or, with the
+compiled core, from librdkafka directly (``DirectFetch``, ``native/src/direct_fetch.rs``).
+
+confluent-kafka builds a ``Message``, its topic's text and a list of header tuples for
+each record, which the intake reads once and frees; the direct fetch hands the intake one
+small record object each instead, from which the compiled decode builds the listener's
+message. The consumer stays confluent-kafka's: the group, the rebalance callbacks, commits,
+pauses and seeks are its, and each round still serves its queue (``consume(n, 0)``), which
+keeps the group's events and the records of any partition not routed to the direct fetch.
+A partition is routed before it is assigned (:meth:`DirectFetcher.route`), so each of its
+records comes from one of the two queues, in order.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from confluent_kafka import Consumer, TopicPartition
+
+from rmqcompat.core import CORE
+from rmqcompat.fetch import fetch
+
+_log = logging.getLogger("rmqcompat.consumer")
+
+#: The client property the core's librdkafka plugin takes to know the client again
+#: (``TOKEN_PROPERTY`` in ``native/src/direct_fetch.rs``).
+TOKEN_PROPERTY = "rmqcompat.fetch.token"  # noqa: S105 - a property name, no secret
+PLUGIN_PROPERTY = "plugin.library.paths"
+
+
+class Fetcher(Protocol):
+    def fetch(self, max_records: int, timeout_s: float) -> list[Any]:
+        """Up to ``max_records`` records (or events), returning at the first one."""
+        ...
+
+    def route(self, tps: Iterable[TopicPartition]) -> None:
+        """``tps`` are about to be assigned."""
+        ...
+
+    def close(self) -> None:
+        """Before the consumer closes."""
+        ...
+
+
+class ConsumeFetcher:
+    """Records from confluent-kafka's ``consume()`` (:func:`rmqcompat.fetch.fetch`)."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self._consumer = consumer
+
+    def fetch(self, max_records: int, timeout_s: float) -> list[Any]:
+        return fetch(self._consumer, max_records, timeout_s)
+
+    def route(self, tps: Iterable[TopicPartition]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class DirectFetcher:
+    """Records from librdkafka's queue of the partitions routed to it, after whatever the
+    consumer's own queue holds (the group's events, served by ``consume(n, 0)``)."""
+
+    def __init__(self, consumer: Consumer, direct: Any) -> None:
+        self._consumer = consumer
+        self._direct = direct
+
+    def fetch(self, max_records: int, timeout_s: float) -> list[Any]:
+        served: list[Any] = self._consumer.consume(max_records, 0.0)
+        taken: list[Any] = self._direct.take(max_records, 0.0 if served else timeout_s)
+        return served + taken if served else taken
+
+    def route(self, tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            try:
+                self._direct.forward(tp.topic, tp.partition)
+            except RuntimeError as exc:  # its records stay on the consumer's queue
+                _log.warning("%s[%s] read through consume(): %s", tp.topic, tp.partition, exc)
+
+    def close(self) -> None:
+        self._direct.close()
+
+
+def direct_config(kafka_config: dict[str, Any]) -> dict[str, Any]:
+    """The settings that let :func:`new_fetcher` read a consumer's records directly,
+    placed before all others (librdkafka loads the plugin, which then takes the token);
+    none where the core is not active or the user loads plugins of their own."""
+    if CORE is None or PLUGIN_PROPERTY in kafka_config or not CORE.direct_fetch_available():
+        return {}
+    return {PLUGIN_PROPERTY: CORE.__file__, TOKEN_PROPERTY: uuid.uuid4().hex}
+
+
+def new_fetcher(consumer: Consumer, config: dict[str, Any]) -> Fetcher:
+    """The direct fetch of ``consumer`` created with ``config``, where
+    :func:`direct_config` gave it one, else its ``consume()``."""
+    token = config.get(TOKEN_PROPERTY)
+    if CORE is not None and token is not None:
+        direct = CORE.DirectFetch.of(token)
+        if direct is not None:
+            return DirectFetcher(consumer, direct)
+        _log.info("the consumer's records are read through consume(): no direct fetch")
+    return ConsumeFetcher(consumer)

@@ -1,0 +1,118 @@
+"""The compiled core's direct fetch (``rmqcompat.consumer.fetcher``) against confluent-kafka's
+``consume()``, its reference: the same records, read both ways from a real broker, give the
+same accessors and the same decoded messages, poison records included."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from consumer_fixtures import consumer_env  # noqa: F401
+from consumer_helpers import OK, Recorder, create_topic
+from waiting import wait_until
+
+from rmqcompat import properties as props
+from rmqcompat.consumer.fetcher import (
+    PLUGIN_PROPERTY,
+    ConsumeFetcher,
+    DirectFetcher,
+    Fetcher,
+    direct_config,
+    new_fetcher,
+)
+from rmqcompat.core import CORE
+from rmqcompat.wire import plain_decode
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(CORE is None, reason="the direct fetch is the compiled core's"),
+]
+
+#: (key, value, headers) of records that take every branch of the decode.
+RECORDS: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]] = [
+    (None, b"plain", [(props.UNIQ_KEY, b"id-1"), (props.TAGS, b"A")]),
+    (b"k", b"", None),  # no headers, an empty body
+    (None, None, [(props.UNIQ_KEY, b"id-3")]),  # no value at all
+    (None, b"x", [(props.UNIQ_KEY, b"id-4"), ("KEYS", None)]),  # a header without a value
+    (None, b"x", [(props.UNIQ_KEY, b"\xff\xfe")]),  # not UTF-8
+    (None, b"x", [("a", b"1"), ("a", b"2")]),  # a repeated name
+    (None, b"x", [(props.RECONSUME_TIME, b"99999999999")]),  # beyond the decode's bound
+    (None, b"x" * 70_000, [(props.BORN_TIMESTAMP, b"17"), ("\u00e9t\u00e9", "\u00e9".encode())]),
+]
+
+
+def _produce(bootstrap: str, physical: str) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for key, value, headers in RECORDS:
+        producer.produce(physical, value, key, partition=0, headers=headers)
+    assert producer.flush(10) == 0
+
+
+def _read(bootstrap: str, physical: str, direct: bool) -> list[Any]:
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": f"direct-{uuid.uuid4().hex}",
+        "enable.auto.commit": False,
+    }
+    if direct:
+        config = {**direct_config(config), **config}
+    consumer = Consumer(config)
+    fetcher: Fetcher = new_fetcher(consumer, config)
+    assert isinstance(fetcher, DirectFetcher if direct else ConsumeFetcher)
+    tps = [TopicPartition(physical, 0, OFFSET_BEGINNING)]
+    fetcher.route(tps)
+    consumer.assign(tps)
+    records: list[Any] = []
+    try:
+        wait_until(
+            lambda: records.extend(fetcher.fetch(500, 0.2)) or len(records) >= len(RECORDS),
+            what="every record",
+        )
+    finally:
+        fetcher.close()
+        consumer.close()
+    return records
+
+
+def _seen(record: Any) -> tuple[Any, ...]:
+    try:
+        headers: Any = record.headers()
+    except ValueError as exc:  # the decode quarantines such a record
+        headers = type(exc)
+    decoded = plain_decode(record, record.topic(), "T", 0, record.offset())
+    core = CORE.plain_decode(record, record.topic(), "T", 0, record.offset())
+    assert core == decoded  # the compiled decode of a direct record is the reference's
+    return (
+        record.error(),
+        record.topic(),
+        record.partition(),
+        record.offset(),
+        record.key(),
+        record.value(),
+        headers,
+        record.timestamp(),
+        decoded,
+    )
+
+
+def test_direct_records_are_read_and_decoded_as_confluent_kafka_reads_them(
+    kafka_bootstrap, namespace, unique_name
+):
+    physical = create_topic(kafka_bootstrap, unique_name("direct"), namespace)
+    _produce(kafka_bootstrap, physical)
+    reference = _read(kafka_bootstrap, physical, direct=False)
+    direct = _read(kafka_bootstrap, physical, direct=True)
+    assert type(direct[0]).__name__ == "DirectRecord"
+    assert [_seen(r) for r in direct] == [_seen(r) for r in reference]
+
+
+def test_a_push_consumer_reads_directly_unless_the_user_loads_plugins(env):
+    ids = env.produce([{} for _ in range(20)])
+    rec = Recorder(lambda msgs, ctx: OK)
+    with env.consumer(rec) as consumer:
+        wait_until(lambda: len(rec.ids()) == 20, what="all delivered")
+        assert isinstance(consumer._engine._fetcher, DirectFetcher)
+    assert sorted(rec.ids()) == sorted(ids)
+    assert direct_config({PLUGIN_PROPERTY: "/opt/theirs.so"}) == {}
