@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from confluent_kafka import KafkaError
 
@@ -61,6 +61,16 @@ class FetchedRecord(KafkaRecord, Protocol):
     """A record as a consumer fetched it: it may carry an error (an event, not a record)."""
 
     def error(self) -> KafkaError | None: ...
+
+
+class Fetched(Protocol):
+    """The records (or events) of one fetch, in order: the list ``consume()`` returns, or
+    the compiled core's direct batch (:mod:`rmqcompat.consumer.fetcher`). An intake takes
+    each record out once read (``records[i] = None``), so it is freed with its message."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, at: int, /) -> Any: ...
+    def __setitem__(self, at: int, value: None, /) -> None: ...
 
 
 def run_offset(record: FetchedRecord, topic: str, partition: int) -> int | None:

@@ -21,7 +21,7 @@
 //! through `consume()` as before. Records are copied out of librdkafka's messages without
 //! the GIL, and the messages destroyed, before any Python object is built.
 
-use pyo3::exceptions::{PyRuntimeError, PyUnicodeDecodeError};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyUnicodeDecodeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -60,21 +60,26 @@ type OnConfSet = unsafe extern "C" fn(
     usize,
     *mut c_void,
 ) -> c_int;
-type OnNew = unsafe extern "C" fn(*mut c_void, *const c_void, *mut c_void, *mut c_char, usize) -> c_int;
+type OnNew =
+    unsafe extern "C" fn(*mut c_void, *const c_void, *mut c_void, *mut c_char, usize) -> c_int;
 type OnOpaque = unsafe extern "C" fn(*mut c_void) -> c_int;
 type OnDestroy = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
 
 /// The librdkafka functions used here.
 struct Rdkafka {
-    add_on_conf_set: unsafe extern "C" fn(*mut c_void, *const c_char, OnConfSet, *mut c_void) -> c_int,
+    add_on_conf_set:
+        unsafe extern "C" fn(*mut c_void, *const c_char, OnConfSet, *mut c_void) -> c_int,
     add_on_new: unsafe extern "C" fn(*mut c_void, *const c_char, OnNew, *mut c_void) -> c_int,
-    add_on_conf_destroy: unsafe extern "C" fn(*mut c_void, *const c_char, OnOpaque, *mut c_void) -> c_int,
-    add_on_destroy: unsafe extern "C" fn(*mut c_void, *const c_char, OnDestroy, *mut c_void) -> c_int,
+    add_on_conf_destroy:
+        unsafe extern "C" fn(*mut c_void, *const c_char, OnOpaque, *mut c_void) -> c_int,
+    add_on_destroy:
+        unsafe extern "C" fn(*mut c_void, *const c_char, OnDestroy, *mut c_void) -> c_int,
     queue_new: unsafe extern "C" fn(*mut c_void) -> *mut c_void,
     queue_destroy: unsafe extern "C" fn(*mut c_void),
     queue_get_partition: unsafe extern "C" fn(*mut c_void, *const c_char, i32) -> *mut c_void,
     queue_forward: unsafe extern "C" fn(*mut c_void, *mut c_void),
-    consume_batch_queue: unsafe extern "C" fn(*mut c_void, c_int, *mut *mut RdMessage, usize) -> isize,
+    consume_batch_queue:
+        unsafe extern "C" fn(*mut c_void, c_int, *mut *mut RdMessage, usize) -> isize,
     topic_name: unsafe extern "C" fn(*mut c_void) -> *const c_char,
     message_headers: unsafe extern "C" fn(*const RdMessage, *mut *mut c_void) -> c_int,
     header_get_all: unsafe extern "C" fn(
@@ -89,6 +94,7 @@ struct Rdkafka {
     message_destroy: unsafe extern "C" fn(*mut RdMessage),
 }
 
+#[cfg(target_os = "linux")]
 extern "C" {
     fn dlopen(path: *const c_char, flags: c_int) -> *mut c_void;
     fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
@@ -98,23 +104,31 @@ extern "C" {
     ) -> c_int;
 }
 
-/// The start of glibc's `struct dl_phdr_info`: what `dl_iterate_phdr` names each object by.
+#[cfg(target_os = "linux")]
+/// The start of glibc's and musl's `struct dl_phdr_info`: what `dl_iterate_phdr` names each object by.
 #[repr(C)]
 struct DlPhdrInfo {
     addr: usize,
     name: *const c_char,
 }
 
+#[cfg(target_os = "linux")]
 const RTLD_NOW: c_int = 2;
+#[cfg(target_os = "linux")]
 const RTLD_NOLOAD: c_int = 4;
 
+#[cfg(target_os = "linux")]
 unsafe extern "C" fn find_rdkafka(info: *mut DlPhdrInfo, _size: usize, data: *mut c_void) -> c_int {
     let name = (*info).name;
     if name.is_null() {
         return 0;
     }
     let path = CStr::from_ptr(name);
-    let file = path.to_bytes().rsplit(|b| *b == b'/').next().unwrap_or_default();
+    let file = path
+        .to_bytes()
+        .rsplit(|b| *b == b'/')
+        .next()
+        .unwrap_or_default();
     if file.starts_with(b"librdkafka") && file.windows(3).any(|w| w == b".so") {
         *data.cast::<Option<CString>>() = Some(path.to_owned());
         return 1;
@@ -122,6 +136,13 @@ unsafe extern "C" fn find_rdkafka(info: *mut DlPhdrInfo, _size: usize, data: *mu
     0
 }
 
+/// Elsewhere than on Linux the consumer reads through `consume()`.
+#[cfg(not(target_os = "linux"))]
+fn load() -> Option<Rdkafka> {
+    None
+}
+
+#[cfg(target_os = "linux")]
 fn load() -> Option<Rdkafka> {
     let mut found: Option<CString> = None;
     // SAFETY: the callback writes the `Option<CString>` `data` points at, on this thread.
@@ -200,7 +221,11 @@ pub unsafe extern "C" fn conf_init(
     errstr_size: usize,
 ) -> c_int {
     let Some(rd) = rdkafka() else {
-        write_error(errstr, errstr_size, "rmqcompat: librdkafka's functions not found");
+        write_error(
+            errstr,
+            errstr_size,
+            "rmqcompat: librdkafka's functions not found",
+        );
         return RESP_FAIL;
     };
     let slot = Box::into_raw(Box::new(Slot {
@@ -289,19 +314,79 @@ unsafe extern "C" fn on_destroy(_rk: *mut c_void, opaque: *mut c_void) -> c_int 
     RESP_OK
 }
 
-/// A record copied out of librdkafka's message, without the GIL.
+/// Where a record's bytes lie in its `data`: start and end.
+type Span = (u32, u32);
+
+/// A header copied out: its name and value (None: it has none) in the record's `data`,
+/// and, once the batch is built, the index of its name's text (see [`DirectBatch`]).
+struct Header {
+    name_span: Span,
+    name: u32,
+    value: Option<Span>,
+}
+
+/// A header name that is not UTF-8 (confluent-kafka's `headers()` raises for it).
+const NOT_TEXT: u32 = u32::MAX;
+/// An error event without a topic.
+const NO_TOPIC: u32 = u32::MAX;
+
+/// A record copied out of librdkafka's message, without the GIL: its key, value and
+/// headers in one buffer.
 struct Copied {
-    topic: usize, // index into the batch's topics
+    topic: u32, // index into the batch's topics
     partition: i32,
     offset: i64,
     timestamp: (c_int, i64),
-    key: Option<Vec<u8>>,
-    value: Option<Vec<u8>>,
-    headers: Option<Vec<(Vec<u8>, Option<Vec<u8>>)>>,
+    key: Option<Span>,
+    value: Option<Span>,
+    headers: Option<Vec<Header>>,
+    data: Vec<u8>,
     error: Option<(c_int, String)>,
 }
 
-/// One consumed record, with confluent-kafka `Message`'s accessors.
+impl Copied {
+    fn bytes(&self, span: Span) -> &[u8] {
+        &self.data[span.0 as usize..span.1 as usize]
+    }
+
+    fn py_bytes<'py>(&self, py: Python<'py>, span: Option<Span>) -> Bound<'py, PyAny> {
+        match span {
+            Some(span) => PyBytes::new(py, self.bytes(span)).into_any(),
+            None => py.None().into_bound(py),
+        }
+    }
+}
+
+/// RocketMQ properties of a record's headers, each one's name (None: not UTF-8) and value
+/// (None: none), or None where `decode_headers` of its `headers()` would give None (a name
+/// not UTF-8, a value None or not UTF-8, a repeated name). The rule of `decode_headers`
+/// for records read here, without building the list.
+fn properties_of<'a, 'py: 'a>(
+    py: Python<'py>,
+    headers: impl Iterator<Item = (Option<&'a Bound<'py, PyString>>, Option<&'a [u8]>)>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let properties = PyDict::new(py);
+    for (name, value) in headers {
+        let (Some(name), Some(value)) = (name, value) else {
+            return Ok(None);
+        };
+        // one UTF-8 check, CPython's own, as in `decode_headers`
+        let text = match PyString::from_bytes(py, value) {
+            Ok(text) => text,
+            Err(err) if err.is_instance_of::<PyUnicodeDecodeError>(py) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let before = properties.len();
+        properties.set_item(name, text)?;
+        if properties.len() == before {
+            return Ok(None);
+        }
+    }
+    Ok(Some(properties))
+}
+
+/// One record taken out of a [`DirectBatch`] by index, with confluent-kafka `Message`'s
+/// accessors: the record the intake's loop and its general path read.
 #[pyclass(module = "rmqcompat._core", name = "DirectRecord", frozen)]
 pub struct DirectRecord {
     topic: Option<Py<PyString>>,
@@ -324,9 +409,15 @@ impl DirectRecord {
             return Ok(None);
         };
         let class = KAFKA_ERROR.get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("confluent_kafka")?.getattr("KafkaError")?.unbind())
+            Ok::<_, PyErr>(
+                py.import("confluent_kafka")?
+                    .getattr("KafkaError")?
+                    .unbind(),
+            )
         })?;
-        Ok(Some(class.bind(py).call1((*code, reason.as_str()))?.unbind()))
+        Ok(Some(
+            class.bind(py).call1((*code, reason.as_str()))?.unbind(),
+        ))
     }
 
     fn topic(&self, py: Python<'_>) -> Option<Py<PyString>> {
@@ -365,7 +456,11 @@ impl DirectRecord {
                 return Err(PyUnicodeDecodeError::new_err("header name is not UTF-8"));
             };
             let value = value.as_ref().map(|v| PyBytes::new(py, v));
-            list.append(PyTuple::new(py, [name.bind(py).clone().into_any(), value.into_pyobject(py)?.into_any()])?)?;
+            let pair = [
+                name.bind(py).clone().into_any(),
+                value.into_pyobject(py)?.into_any(),
+            ];
+            list.append(PyTuple::new(py, pair)?)?;
         }
         Ok(Some(list))
     }
@@ -387,47 +482,166 @@ impl DirectRecord {
         })
     }
 
-    /// The record's timestamp in milliseconds, `timestamp()[1]`.
-    pub fn timestamp_ms(&self) -> i64 {
-        self.timestamp.1
-    }
-
-    /// The headers as RocketMQ properties, or None where `decode_headers` of its
-    /// `headers()` would give None (a name not UTF-8, a value None or not UTF-8, a repeated
-    /// name): the same result without building the list.
-    pub fn properties<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let properties = PyDict::new(py);
-        let Some(headers) = &self.headers else {
-            return Ok(Some(properties));
+    /// What `plain_decode` reads, or None where the headers are not well-formed.
+    pub fn plain_parts<'py>(&self, py: Python<'py>) -> PyResult<Option<crate::PlainParts<'py>>> {
+        let headers = self
+            .headers
+            .iter()
+            .flatten()
+            .map(|(name, value)| (name.as_ref().map(|n| n.bind(py)), value.as_deref()));
+        let Some(properties) = properties_of(py, headers)? else {
+            return Ok(None);
         };
-        for (name, value) in headers {
-            let (Some(name), Some(value)) = (name, value) else {
-                return Ok(None);
-            };
-            let text = match PyString::from_bytes(py, value) {
-                Ok(text) => text,
-                Err(err) if err.is_instance_of::<PyUnicodeDecodeError>(py) => return Ok(None),
-                Err(err) => return Err(err),
-            };
-            let before = properties.len();
-            properties.set_item(name.bind(py), text)?;
-            if properties.len() == before {
-                return Ok(None);
-            }
-        }
-        Ok(Some(properties))
+        Ok(Some(crate::PlainParts {
+            properties,
+            store_timestamp: self.timestamp.1,
+            value: self.value(py).into_pyobject(py)?.into_any(),
+            key: self.key(py).into_pyobject(py)?.into_any(),
+        }))
     }
 }
 
-/// Header names and topics seen so far, each one Python string (at most this many).
-const NAMES_KEPT: usize = 4096;
+/// Header names kept as Python strings by a fetch (more are made anew for each batch).
+const NAMES_KEPT: usize = 256;
+
+/// The records one [`DirectFetch::take`] returned, as a sequence the consumer's intake
+/// reads like the list `consume()` returns: indexing gives a [`DirectRecord`] (None once
+/// taken), and `batch[i] = None` takes record `i`. The intake's runs
+/// (`intake::accept_run`) decode records straight from the batch, without a record object.
+#[pyclass(module = "rmqcompat._core", name = "DirectBatch", sequence)]
+pub struct DirectBatch {
+    topics: Vec<Py<PyString>>,
+    /// Header names by index: the fetch's kept names, then this batch's others.
+    names: Vec<Py<PyString>>,
+    records: Vec<Option<Copied>>,
+}
+
+#[pymethods]
+impl DirectBatch {
+    fn __len__(&self) -> usize {
+        self.records.len()
+    }
+
+    fn __getitem__(&self, py: Python<'_>, at: isize) -> PyResult<Option<DirectRecord>> {
+        let index = if at < 0 {
+            at + self.records.len() as isize
+        } else {
+            at
+        };
+        let Some(slot) = usize::try_from(index)
+            .ok()
+            .and_then(|i| self.records.get(i))
+        else {
+            return Err(PyIndexError::new_err("batch index out of range"));
+        };
+        Ok(slot.as_ref().map(|record| self.record(py, record)))
+    }
+
+    fn __setitem__(&mut self, at: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        if !value.is_none() {
+            return Err(PyTypeError::new_err(
+                "a batch's record can only be taken (set to None)",
+            ));
+        }
+        let slot = self
+            .records
+            .get_mut(at)
+            .ok_or_else(|| PyIndexError::new_err("batch index out of range"))?;
+        *slot = None;
+        Ok(())
+    }
+}
+
+impl DirectBatch {
+    fn record(&self, py: Python<'_>, record: &Copied) -> DirectRecord {
+        let headers = record.headers.as_ref().map(|headers| {
+            headers
+                .iter()
+                .map(|header| {
+                    let name = (header.name != NOT_TEXT)
+                        .then(|| self.names[header.name as usize].clone_ref(py));
+                    (name, header.value.map(|span| record.bytes(span).to_vec()))
+                })
+                .collect()
+        });
+        let bytes = |span: Option<Span>| span.map(|s| PyBytes::new(py, record.bytes(s)).unbind());
+        DirectRecord {
+            topic: (record.topic != NO_TOPIC)
+                .then(|| self.topics[record.topic as usize].clone_ref(py)),
+            partition: record.partition,
+            offset: record.offset,
+            timestamp: record.timestamp,
+            key: bytes(record.key),
+            value: bytes(record.value),
+            headers,
+            error: record.error.clone(),
+        }
+    }
+
+    /// The index of `physical` among the batch's topics, if it is one of them.
+    pub fn topic_index(&self, physical: &Bound<'_, PyString>) -> PyResult<Option<u32>> {
+        for (at, topic) in self.topics.iter().enumerate() {
+            if topic.bind(physical.py()).as_any().eq(physical)? {
+                return Ok(Some(at as u32));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Record `at`'s offset and message when it goes on the run of `place`'s partition of
+    /// the topic at index `topic` (not taken, no error) and decodes in the common case
+    /// (`plain_message`); None ends the run. `intake::accept_run`'s reading of a batch.
+    pub fn plain_at<'py>(
+        &self,
+        py: Python<'py>,
+        at: usize,
+        topic: u32,
+        partition: i32,
+        place: &crate::Place<'_, 'py>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        let Some(Some(record)) = self.records.get(at) else {
+            return Ok(None);
+        };
+        if record.error.is_some() || record.partition != partition || record.topic != topic {
+            return Ok(None);
+        }
+        let names = &self.names;
+        let headers = record.headers.iter().flatten().map(|header| {
+            let name = (header.name != NOT_TEXT).then(|| names[header.name as usize].bind(py));
+            (name, header.value.map(|span| record.bytes(span)))
+        });
+        let Some(properties) = properties_of(py, headers)? else {
+            return Ok(None);
+        };
+        let parts = crate::PlainParts {
+            properties,
+            store_timestamp: record.timestamp.1,
+            value: record.py_bytes(py, record.value),
+            key: record.py_bytes(py, record.key),
+        };
+        let offset = record.offset.into_pyobject(py)?.into_any();
+        Ok(crate::plain_message(py, parts, place, &offset)?.map(|msg| (offset, msg)))
+    }
+
+    /// Takes record `at` (see `__setitem__`).
+    pub fn take_out(&mut self, at: usize) {
+        if let Some(slot) = self.records.get_mut(at) {
+            *slot = None;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+}
 
 /// The records of one client's assigned partitions, read from its own queue.
 #[pyclass(module = "rmqcompat._core", name = "DirectFetch")]
 pub struct DirectFetch {
     client: std::sync::Arc<Mutex<Client>>,
-    names: HashMap<Vec<u8>, Py<PyString>>,
-    topics: HashMap<Vec<u8>, Py<PyString>>,
+    /// Header names seen so far (at most [`NAMES_KEPT`]), each one Python string.
+    names: Vec<(Box<[u8]>, Py<PyString>)>,
+    topics: Vec<(Box<[u8]>, Py<PyString>)>,
 }
 
 #[pymethods]
@@ -459,8 +673,8 @@ impl DirectFetch {
         }
         Ok(Some(Self {
             client,
-            names: HashMap::new(),
-            topics: HashMap::new(),
+            names: Vec::new(),
+            topics: Vec::new(),
         }))
     }
 
@@ -476,7 +690,8 @@ impl DirectFetch {
         // SAFETY: a live client and our queue on it; the partition's queue reference is
         // ours to destroy once forwarded.
         unsafe {
-            let source = (rd.queue_get_partition)(held.rk as *mut c_void, topic.as_ptr(), partition);
+            let source =
+                (rd.queue_get_partition)(held.rk as *mut c_void, topic.as_ptr(), partition);
             if source.is_null() {
                 return Err(PyRuntimeError::new_err("no queue for that partition"));
             }
@@ -487,13 +702,18 @@ impl DirectFetch {
     }
 
     /// Up to `max` records (or error events), waiting at most `timeout_s` for the first.
-    fn take<'py>(&mut self, py: Python<'py>, max: usize, timeout_s: f64) -> PyResult<Bound<'py, PyList>> {
+    fn take(&mut self, py: Python<'_>, max: usize, timeout_s: f64) -> PyResult<DirectBatch> {
+        let mut batch = DirectBatch {
+            topics: Vec::new(),
+            names: Vec::new(),
+            records: Vec::new(),
+        };
         let Some(rd) = rdkafka() else {
-            return Ok(PyList::empty(py));
+            return Ok(batch);
         };
         let client = self.client.clone();
         let timeout_ms = (timeout_s * 1000.0).clamp(0.0, c_int::MAX as f64) as c_int;
-        let (topics, copied) = py.detach(move || {
+        let (topics, mut copied) = py.detach(move || {
             let held = client.lock().unwrap_or_else(|e| e.into_inner());
             if held.queue == 0 {
                 return (Vec::new(), Vec::new());
@@ -502,34 +722,34 @@ impl DirectFetch {
             // message is copied and destroyed before the lock is let go.
             unsafe { copy_batch(rd, held.queue as *mut c_void, timeout_ms, max.max(1)) }
         });
-        let topics: Vec<Py<PyString>> = topics
-            .into_iter()
-            .map(|name| cached(py, &mut self.topics, name))
+        batch.topics = topics
+            .iter()
+            .map(|name| text_of(py, &mut self.topics, name, usize::MAX).0)
             .collect();
-        let out = PyList::empty(py);
-        for record in copied {
-            let headers = record.headers.map(|headers| {
-                headers
-                    .into_iter()
-                    .map(|(name, value)| {
-                        let name = std::str::from_utf8(&name).is_ok().then(|| cached(py, &mut self.names, name));
-                        (name, value)
-                    })
-                    .collect()
-            });
-            let direct = DirectRecord {
-                topic: (record.topic != usize::MAX).then(|| topics[record.topic].clone_ref(py)),
-                partition: record.partition,
-                offset: record.offset,
-                timestamp: record.timestamp,
-                key: record.key.map(|k| PyBytes::new(py, &k).unbind()),
-                value: record.value.map(|v| PyBytes::new(py, &v).unbind()),
-                headers,
-                error: record.error,
-            };
-            out.append(Bound::new(py, direct)?)?;
+        let mut extra: Vec<(Box<[u8]>, Py<PyString>)> = Vec::new();
+        for record in &mut copied {
+            for header in record.headers.iter_mut().flatten() {
+                let name = &record.data[header.name_span.0 as usize..header.name_span.1 as usize];
+                header.name = if std::str::from_utf8(name).is_err() {
+                    NOT_TEXT
+                } else if let Some(at) = self.names.iter().position(|(kept, _)| **kept == *name) {
+                    at as u32
+                } else if self.names.len() < NAMES_KEPT {
+                    text_of(py, &mut self.names, name, NAMES_KEPT).1 as u32
+                } else {
+                    (NAMES_KEPT + text_of(py, &mut extra, name, usize::MAX).1) as u32
+                };
+            }
         }
-        Ok(out)
+        // extra names exist only once the kept ones are full: their indexes follow them
+        batch.names = self
+            .names
+            .iter()
+            .map(|(_, text)| text.clone_ref(py))
+            .collect();
+        batch.names.extend(extra.into_iter().map(|(_, text)| text));
+        batch.records = copied.into_iter().map(Some).collect();
+        Ok(batch)
     }
 
     /// Lets go of the queue (before the consumer closes); records forwarded to it since
@@ -544,16 +764,22 @@ impl DirectFetch {
     }
 }
 
-/// One Python string per distinct text (UTF-8 checked by the caller).
-fn cached(py: Python<'_>, cache: &mut HashMap<Vec<u8>, Py<PyString>>, bytes: Vec<u8>) -> Py<PyString> {
-    if let Some(found) = cache.get(&bytes) {
-        return found.clone_ref(py);
+/// The Python string of `bytes` (UTF-8, checked by the caller) in `kept`, added there
+/// while it holds fewer than `cap`; with its index.
+fn text_of(
+    py: Python<'_>,
+    kept: &mut Vec<(Box<[u8]>, Py<PyString>)>,
+    bytes: &[u8],
+    cap: usize,
+) -> (Py<PyString>, usize) {
+    if let Some(at) = kept.iter().position(|(known, _)| **known == *bytes) {
+        return (kept[at].1.clone_ref(py), at);
     }
-    let text = PyString::intern(py, std::str::from_utf8(&bytes).unwrap_or_default()).unbind();
-    if cache.len() < NAMES_KEPT {
-        cache.insert(bytes, text.clone_ref(py));
+    let text = PyString::intern(py, &String::from_utf8_lossy(bytes)).unbind();
+    if kept.len() < cap {
+        kept.push((bytes.into(), text.clone_ref(py)));
     }
-    text
+    (text, kept.len() - 1)
 }
 
 /// Consumes up to `max` messages from `queue` and copies each out; topics by index.
@@ -577,7 +803,7 @@ unsafe fn copy_batch(
     for &message in messages.iter().take(n.max(0) as usize) {
         let m = &*message;
         let topic = if m.rkt.is_null() {
-            usize::MAX
+            NO_TOPIC
         } else {
             if m.rkt != last_rkt || topics.is_empty() {
                 let name = CStr::from_ptr((rd.topic_name)(m.rkt)).to_bytes();
@@ -586,59 +812,72 @@ unsafe fn copy_batch(
                 }
                 last_rkt = m.rkt;
             }
-            topics.len() - 1
+            (topics.len() - 1) as u32
         };
-        let error = (m.err != 0).then(|| {
-            let reason = (rd.message_errstr)(message);
-            let reason = if reason.is_null() {
-                String::new()
-            } else {
-                CStr::from_ptr(reason).to_string_lossy().into_owned()
-            };
-            (m.err, reason)
-        });
-        let bytes = |pointer: *mut c_void, len: usize| {
-            (!pointer.is_null()).then(|| std::slice::from_raw_parts(pointer.cast::<u8>(), len).to_vec())
-        };
-        let mut kind: c_int = 0;
-        let timestamp = (rd.message_timestamp)(message, &mut kind);
-        let (key, value, headers) = if error.is_some() {
-            (None, None, None)
-        } else {
-            (bytes(m.key, m.key_len), bytes(m.payload, m.len), copy_headers(rd, message))
-        };
-        copied.push(Copied {
-            topic,
-            partition: m.partition,
-            offset: m.offset,
-            timestamp: (kind, timestamp),
-            key,
-            value,
-            headers,
-            error,
-        });
+        copied.push(copy_message(rd, message, topic));
         (rd.message_destroy)(message);
     }
     (topics, copied)
 }
 
-unsafe fn copy_headers(rd: &Rdkafka, message: *const RdMessage) -> Option<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
-    let mut headers: *mut c_void = std::ptr::null_mut();
-    if (rd.message_headers)(message, &mut headers) != RESP_OK || headers.is_null() {
-        return None;
+/// One message's values, copied into one buffer.
+unsafe fn copy_message(rd: &Rdkafka, message: *const RdMessage, topic: u32) -> Copied {
+    let m = &*message;
+    let mut kind: c_int = 0;
+    let timestamp = (rd.message_timestamp)(message, &mut kind);
+    let mut record = Copied {
+        topic,
+        partition: m.partition,
+        offset: m.offset,
+        timestamp: (kind, timestamp),
+        key: None,
+        value: None,
+        headers: None,
+        data: Vec::new(),
+        error: None,
+    };
+    if m.err != 0 {
+        let reason = (rd.message_errstr)(message);
+        let reason = if reason.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(reason).to_string_lossy().into_owned()
+        };
+        record.error = Some((m.err, reason));
+        return record;
     }
-    let mut out = Vec::new();
-    let mut index = 0;
-    loop {
-        let (mut name, mut value, mut size) = (std::ptr::null(), std::ptr::null(), 0usize);
-        if (rd.header_get_all)(headers, index, &mut name, &mut value, &mut size) != RESP_OK {
-            break;
+    let data = &mut record.data;
+    let mut put = |pointer: *const c_void, len: usize| -> Option<Span> {
+        if pointer.is_null() {
+            return None;
         }
-        index += 1;
-        let value = (!value.is_null()).then(|| std::slice::from_raw_parts(value.cast::<u8>(), size).to_vec());
-        out.push((CStr::from_ptr(name).to_bytes().to_vec(), value));
+        let start = data.len() as u32;
+        data.extend_from_slice(std::slice::from_raw_parts(pointer.cast::<u8>(), len));
+        Some((start, data.len() as u32))
+    };
+    record.key = put(m.key, m.key_len);
+    record.value = put(m.payload, m.len);
+    let mut headers: *mut c_void = std::ptr::null_mut();
+    if (rd.message_headers)(message, &mut headers) == RESP_OK && !headers.is_null() {
+        let mut list = Vec::new();
+        let mut index = 0;
+        loop {
+            let (mut name, mut value, mut size) = (std::ptr::null(), std::ptr::null(), 0usize);
+            if (rd.header_get_all)(headers, index, &mut name, &mut value, &mut size) != RESP_OK {
+                break;
+            }
+            index += 1;
+            let name = CStr::from_ptr(name).to_bytes();
+            let name_span = put(name.as_ptr().cast(), name.len()).unwrap_or((0, 0));
+            list.push(Header {
+                name_span,
+                name: NOT_TEXT,
+                value: put(value, size),
+            });
+        }
+        record.headers = Some(list);
     }
-    Some(out)
+    record
 }
 
 /// Whether this process can read records this way: librdkafka's functions were found.

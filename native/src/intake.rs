@@ -1,8 +1,10 @@
 //! The push consumer's intake of a partition's run of plain records, compiled: the
 //! counterpart of `rmqcompat.consumer.intake.accept_run` (see it for the rules).
 
+use crate::direct_fetch::DirectBatch;
 use crate::process_queue::add_to;
 use crate::run::run_offset;
+use crate::Place;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -10,7 +12,7 @@ use pyo3::types::{PyDict, PyList, PyString};
 #[pyfunction]
 #[pyo3(signature = (records, start, place, pq, out, checked=None))]
 pub fn accept_run<'py>(
-    records: &Bound<'py, PyList>,
+    records: &Bound<'py, PyAny>,
     start: usize,
     place: (Bound<'py, PyString>, Bound<'py, PyAny>, Bound<'py, PyAny>),
     pq: &Bound<'py, PyAny>,
@@ -19,17 +21,28 @@ pub fn accept_run<'py>(
 ) -> PyResult<usize> {
     let py = records.py();
     let (physical, logical, partition) = place;
-    let mut at = start;
-    while at < records.len() {
-        let record = records.get_item(at)?;
-        if record.is_none() {
-            break; // taken already
+    let place = Place {
+        physical: &physical,
+        logical: &logical,
+        partition: &partition,
+    };
+    let mut run = match records.cast::<DirectBatch>() {
+        Ok(batch) => {
+            let batch = batch.borrow_mut();
+            match batch.topic_index(&physical)? {
+                Some(topic) => Run::Direct {
+                    topic,
+                    partition: partition.extract()?,
+                    batch,
+                },
+                None => return Ok(start),
+            }
         }
-        let Some(offset) = run_offset(&record, physical.as_any(), &partition)? else {
-            break;
-        };
-        let Some(msg) = crate::plain_decode(py, &record, &physical, &logical, &partition, &offset)?
-        else {
+        Err(_) => Run::List(records.cast::<PyList>()?.clone()),
+    };
+    let mut at = start;
+    while at < run.len() {
+        let Some((offset, msg)) = run.plain_at(py, at, &place)? else {
             break;
         };
         if let Some(checked) = checked {
@@ -40,10 +53,75 @@ pub fn accept_run<'py>(
         let size = crate::field(&msg, crate::Field::Body)?.len()?;
         add_to(pq, &offset, i64::try_from(size).unwrap_or(i64::MAX))?;
         out.append(msg)?;
-        records.set_item(at, py.None())?; // taken: freed once its message is built
+        run.take_out(py, at)?; // taken: freed once its message is built
         at += 1;
     }
     Ok(at)
+}
+
+/// The records a run is taken from: the list `consume()` returned, or a direct batch.
+enum Run<'py> {
+    List(Bound<'py, PyList>),
+    Direct {
+        batch: PyRefMut<'py, DirectBatch>,
+        topic: u32,
+        partition: i32,
+    },
+}
+
+impl<'py> Run<'py> {
+    fn len(&self) -> usize {
+        match self {
+            Run::List(list) => list.len(),
+            Run::Direct { batch, .. } => batch.len(),
+        }
+    }
+
+    /// Record `at`'s offset and message while it continues the run in the decode's
+    /// common case; None ends the run.
+    fn plain_at(
+        &self,
+        py: Python<'py>,
+        at: usize,
+        place: &Place<'_, 'py>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        match self {
+            Run::List(list) => {
+                let record = list.get_item(at)?;
+                if record.is_none() {
+                    return Ok(None); // taken already
+                }
+                let physical = place.physical.as_any();
+                let Some(offset) = run_offset(&record, physical, place.partition)? else {
+                    return Ok(None);
+                };
+                let msg = crate::plain_decode(
+                    py,
+                    &record,
+                    place.physical,
+                    place.logical,
+                    place.partition,
+                    &offset,
+                )?;
+                Ok(msg.map(|msg| (offset, msg)))
+            }
+            Run::Direct {
+                batch,
+                topic,
+                partition,
+            } => batch.plain_at(py, at, *topic, *partition, place),
+        }
+    }
+
+    fn take_out(&mut self, py: Python<'py>, at: usize) -> PyResult<()> {
+        match self {
+            Run::List(list) => list.set_item(at, py.None()),
+            Run::Direct { batch, .. } => {
+                batch.take_out(at);
+                Ok(())
+            }
+        }
+    }
 }
 
 /// `rmqcompat.consumer.inbound.reset_checked` of a message `plain_decode` built (its

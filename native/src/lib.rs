@@ -16,9 +16,9 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod bound_call;
-mod direct_fetch;
 mod consume_batch;
 mod deliveries;
+mod direct_fetch;
 mod holding;
 mod intake;
 mod message_ext;
@@ -132,34 +132,70 @@ fn plain_decode<'py>(
     partition: &Bound<'py, PyAny>,
     offset: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let direct = record.cast::<direct_fetch::DirectRecord>().ok().map(|r| r.get());
-    let properties = if let Some(direct) = direct {
-        match direct.properties(py)? {
+    let where_ = Place {
+        physical,
+        logical,
+        partition,
+    };
+    if let Ok(direct) = record.cast::<direct_fetch::DirectRecord>() {
+        return match direct.get().plain_parts(py)? {
+            Some(parts) => plain_message(py, parts, &where_, offset),
+            None => Ok(None),
+        };
+    }
+    let headers = record::call(record, Accessor::HEADERS)?;
+    let properties = if headers.is_none() {
+        PyDict::new(py)
+    } else {
+        match decode_headers(py, &headers)? {
             Some(properties) => properties,
             None => return Ok(None),
         }
-    } else {
-        let headers = record::call(record, Accessor::HEADERS)?;
-        if headers.is_none() {
-            PyDict::new(py)
-        } else {
-            match decode_headers(py, &headers)? {
-                Some(properties) => properties,
-                None => return Ok(None),
-            }
-        }
     };
-    let store_timestamp = match direct {
-        Some(direct) => direct.timestamp_ms(),
-        None => {
-            let Ok((_, stamp)) =
-                record::call(record, Accessor::TIMESTAMP)?.extract::<(Bound<'py, PyAny>, i64)>()
-            else {
-                return Ok(None);
-            };
-            stamp
-        }
+    let Ok((_, store_timestamp)) =
+        record::call(record, Accessor::TIMESTAMP)?.extract::<(Bound<'py, PyAny>, i64)>()
+    else {
+        return Ok(None);
     };
+    let parts = PlainParts {
+        properties,
+        store_timestamp,
+        value: record::call(record, Accessor::VALUE)?,
+        key: record::call(record, Accessor::KEY)?,
+    };
+    plain_message(py, parts, &where_, offset)
+}
+
+/// Where a consumed record was read: its physical topic, logical topic and partition.
+pub struct Place<'a, 'py> {
+    pub physical: &'a Bound<'py, PyString>,
+    pub logical: &'a Bound<'py, PyAny>,
+    pub partition: &'a Bound<'py, PyAny>,
+}
+
+/// What `plain_decode` reads of a record: its headers as properties (well-formed), its
+/// timestamp in milliseconds, its value and its key.
+pub struct PlainParts<'py> {
+    pub properties: Bound<'py, PyDict>,
+    pub store_timestamp: i64,
+    pub value: Bound<'py, PyAny>,
+    pub key: Bound<'py, PyAny>,
+}
+
+/// The rest of `plain_decode`, whatever the record was read from: the numbers in their
+/// plain form, the body and the message id, or `None` for the general path.
+pub fn plain_message<'py>(
+    py: Python<'py>,
+    parts: PlainParts<'py>,
+    place: &Place<'_, 'py>,
+    offset: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let PlainParts {
+        properties,
+        store_timestamp,
+        value,
+        key,
+    } = parts;
     const INT_MAX: i64 = i32::MAX as i64;
     let numbers = (
         plain_number(
@@ -174,7 +210,6 @@ fn plain_decode<'py>(
     let (Some(born), Some(reconsume), Some(_flag)) = numbers else {
         return Ok(None);
     };
-    let value = record::call(record, Accessor::VALUE)?;
     let body = if value.is_truthy()? {
         value
     } else {
@@ -186,19 +221,18 @@ fn plain_decode<'py>(
             // `rmqcompat.wire.offset_message_id`, with each number as Python writes it
             let id = format!(
                 "{}@{}@{}",
-                physical.to_str()?,
-                partition.str()?.to_str()?,
+                place.physical.to_str()?,
+                place.partition.str()?.to_str()?,
                 offset.str()?.to_str()?
             );
             PyString::new(py, &id).into_any()
         }
     };
-    let key = record::call(record, Accessor::KEY)?;
     let fields = [
-        logical.clone(),
+        place.logical.clone(),
         body,
         msg_id,
-        partition.clone(),
+        place.partition.clone(),
         offset.clone(),
         born.into_pyobject(py)?.into_any(),
         store_timestamp.into_pyobject(py)?.into_any(),
@@ -1797,7 +1831,10 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
-    module.add_function(wrap_pyfunction!(direct_fetch::direct_fetch_available, module)?)?;
+    module.add_function(wrap_pyfunction!(
+        direct_fetch::direct_fetch_available,
+        module
+    )?)?;
     module.add_class::<direct_fetch::DirectFetch>()?;
     module.add_class::<direct_fetch::DirectRecord>()?;
     module.add_function(wrap_pyfunction!(intake::accept_run, module)?)?;

@@ -22,6 +22,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from rmqcompat.core import CORE
 from rmqcompat.fetch import fetch
+from rmqcompat.wire import Fetched
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -32,8 +33,10 @@ PLUGIN_PROPERTY = "plugin.library.paths"
 
 
 class Fetcher(Protocol):
-    def fetch(self, max_records: int, timeout_s: float) -> list[Any]:
-        """Up to ``max_records`` records (or events), returning at the first one."""
+    def fetch(self, max_records: int, timeout_s: float) -> Fetched:
+        """Up to ``max_records`` records (or events), returning at the first one: a list,
+        or the direct fetch's batch, which the intake reads alike (indexing gives a record,
+        None once taken; ``batch[i] = None`` takes one)."""
         ...
 
     def route(self, tps: Iterable[TopicPartition]) -> None:
@@ -69,10 +72,10 @@ class DirectFetcher:
         self._consumer = consumer
         self._direct = direct
 
-    def fetch(self, max_records: int, timeout_s: float) -> list[Any]:
+    def fetch(self, max_records: int, timeout_s: float) -> Fetched:
         served: list[Any] = self._consumer.consume(max_records, 0.0)
-        taken: list[Any] = self._direct.take(max_records, 0.0 if served else timeout_s)
-        return served + taken if served else taken
+        taken = self._direct.take(max_records, 0.0 if served else timeout_s)
+        return [*served, *taken] if served else taken
 
     def route(self, tps: Iterable[TopicPartition]) -> None:
         for tp in tps:

@@ -25,7 +25,7 @@ from rmqcompat.errors import RmqCompatError
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.trace import Tracer, hooks
-from rmqcompat.wire import FetchedRecord, Key, plain_decode, run_offset
+from rmqcompat.wire import Fetched, Key, plain_decode, run_offset
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -36,7 +36,7 @@ Quarantine = Callable[[PartitionState, Any, str], None]
 
 
 def accept_run(
-    records: list[FetchedRecord | None],
+    records: Fetched,
     start: int,
     where: tuple[str, str, int],
     pq: ProcessQueue,
@@ -96,7 +96,7 @@ class Intake:
         self._quarantine = quarantine
         self._topics: dict[str, InboundTopic] = {}
 
-    def accept(self, records: list[Any]) -> dict[Key, list[MessageExt]]:
+    def accept(self, records: Fetched) -> dict[Key, list[MessageExt]]:
         """Messages to hand to the listener, per partition (keys: every partition seen).
 
         Each returned message, each poison record and nothing else is now in flight;

@@ -22,7 +22,10 @@ from rmqcompat.consumer.fetcher import (
     direct_config,
     new_fetcher,
 )
+from rmqcompat.consumer.intake import accept_run
 from rmqcompat.core import CORE
+from rmqcompat.message import MessageExt
+from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.wire import plain_decode
 
 pytestmark = [
@@ -51,6 +54,7 @@ def _produce(bootstrap: str, physical: str) -> None:
 
 
 def _read(bootstrap: str, physical: str, direct: bool) -> list[Any]:
+    """The fetches that read every record of ``RECORDS``, each as the fetch gave it."""
     config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "group.id": f"direct-{uuid.uuid4().hex}",
@@ -64,16 +68,40 @@ def _read(bootstrap: str, physical: str, direct: bool) -> list[Any]:
     tps = [TopicPartition(physical, 0, OFFSET_BEGINNING)]
     fetcher.route(tps)
     consumer.assign(tps)
-    records: list[Any] = []
+    fetches: list[Any] = []
+
+    def read() -> bool:
+        fetched = fetcher.fetch(500, 0.2)
+        if len(fetched):
+            fetches.append(fetched)
+        return sum(len(f) for f in fetches) >= len(RECORDS)
+
     try:
-        wait_until(
-            lambda: records.extend(fetcher.fetch(500, 0.2)) or len(records) >= len(RECORDS),
-            what="every record",
-        )
+        wait_until(read, what="every record")
     finally:
         fetcher.close()
         consumer.close()
-    return records
+    return fetches
+
+
+def _records(fetches: list[Any]) -> list[Any]:
+    return [fetched[at] for fetched in fetches for at in range(len(fetched))]
+
+
+def _runs(fetches: list[Any], physical: str, accept: Any) -> tuple[list[MessageExt], list[int]]:
+    """Every fetch taken in runs by ``accept`` (an ``accept_run``): the messages taken,
+    and the offsets of the records each run stopped at (then taken out by hand)."""
+    taken: list[MessageExt] = []
+    stopped: list[int] = []
+    for fetched in fetches:
+        at = 0
+        while at < len(fetched):
+            at = accept(fetched, at, (physical, "T", 0), ProcessQueue(), taken)
+            if at < len(fetched):
+                stopped.append(fetched[at].offset())
+                fetched[at] = None
+                at += 1
+    return taken, stopped
 
 
 def _seen(record: Any) -> tuple[Any, ...]:
@@ -104,8 +132,21 @@ def test_direct_records_are_read_and_decoded_as_confluent_kafka_reads_them(
     _produce(kafka_bootstrap, physical)
     reference = _read(kafka_bootstrap, physical, direct=False)
     direct = _read(kafka_bootstrap, physical, direct=True)
-    assert type(direct[0]).__name__ == "DirectRecord"
-    assert [_seen(r) for r in direct] == [_seen(r) for r in reference]
+    assert type(direct[0]).__name__ == "DirectBatch"
+    assert [_seen(r) for r in _records(direct)] == [_seen(r) for r in _records(reference)]
+
+
+def test_runs_of_direct_records_are_taken_as_the_reference_takes_consumed_ones(
+    kafka_bootstrap, namespace, unique_name
+):
+    physical = create_topic(kafka_bootstrap, unique_name("direct"), namespace)
+    _produce(kafka_bootstrap, physical)
+    reference = _read(kafka_bootstrap, physical, direct=False)
+    direct = _read(kafka_bootstrap, physical, direct=True)
+    taken, stopped = _runs(direct, physical, CORE.accept_run)
+    assert (taken, stopped) == _runs(reference, physical, accept_run)
+    assert len(taken) == 4  # the plain ones: every run of the others stops at them
+    assert all(len(fetched) == 0 or fetched[0] is None for fetched in direct)
 
 
 def test_a_push_consumer_reads_directly_unless_the_user_loads_plugins(env):
