@@ -117,10 +117,12 @@ def raw(bootstrap: str, topic: str, count: int) -> float:
     )
     consumer.subscribe([to_kafka_topic(topic, NS)])
     seen, start, cpu, waited = 0, 0.0, 0.0, 0.0
+    threads = ThreadClock()
     while seen < count:
         records = consumer.consume(500, 1.0)
         if records and not start:
             start, cpu, waited = time.perf_counter(), time.process_time(), _run_queue_wait_s()
+            threads.start()
         nexts: dict[tuple[str, int], int] = {}
         for msg in records:
             if msg.error() is None:
@@ -132,10 +134,13 @@ def raw(bootstrap: str, topic: str, count: int) -> float:
     elapsed = time.perf_counter() - start
     cpu_us = (time.process_time() - cpu) / count * 1e6
     waited = _run_queue_wait_s() - waited
+    threads.stop()
     print(
         f"  raw: CPU {cpu_us:.1f} us/msg; waited for a CPU {waited / elapsed:.0%} of the run",
         flush=True,
     )
+    if per_thread := threads.per_message_us(count):
+        print(f"    per thread (us/msg): {per_thread}", flush=True)
     consumer.close()
     return count / elapsed
 

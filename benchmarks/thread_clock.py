@@ -17,6 +17,7 @@ _ROLES = (
     ("consume-", "listeners"),
     ("rmqcompat-trace", "trace"),
     ("rdk:", "librdkafka"),
+    ("MainThread", "main"),  # the raw loops read on it
 )
 
 
