@@ -314,10 +314,10 @@ unsafe extern "C" fn on_destroy(_rk: *mut c_void, opaque: *mut c_void) -> c_int 
     RESP_OK
 }
 
-/// Where a record's bytes lie in its `data`: start and end.
+/// Where a record's bytes lie in its batch's `data`: start and end.
 type Span = (u32, u32);
 
-/// A header copied out: its name and value (None: it has none) in the record's `data`,
+/// A header copied out: its name and value (None: it has none) in the batch's `data`,
 /// and, once the batch is built, the index of its name's text (see [`DirectBatch`]).
 struct Header {
     name_span: Span,
@@ -331,7 +331,7 @@ const NOT_TEXT: u32 = u32::MAX;
 const NO_TOPIC: u32 = u32::MAX;
 
 /// A record copied out of librdkafka's message, without the GIL: its key, value and
-/// headers in one buffer.
+/// headers in its batch's buffers ([`Copies`]).
 struct Copied {
     topic: u32, // index into the batch's topics
     partition: i32,
@@ -339,12 +339,22 @@ struct Copied {
     timestamp: (c_int, i64),
     key: Option<Span>,
     value: Option<Span>,
-    headers: Option<Vec<Header>>,
-    data: Vec<u8>,
+    /// Its headers' place in the batch's headers.
+    headers: Option<(u32, u32)>,
     error: Option<(c_int, String)>,
 }
 
-impl Copied {
+/// The records of one take, copied out: every key, value and header name and value in
+/// one buffer, every header in one list, so that a record costs no allocation of its own.
+#[derive(Default)]
+struct Copies {
+    topics: Vec<Vec<u8>>,
+    data: Vec<u8>,
+    headers: Vec<Header>,
+    records: Vec<Copied>,
+}
+
+impl Copies {
     fn bytes(&self, span: Span) -> &[u8] {
         &self.data[span.0 as usize..span.1 as usize]
     }
@@ -354,6 +364,23 @@ impl Copied {
             Some(span) => PyBytes::new(py, self.bytes(span)).into_any(),
             None => py.None().into_bound(py),
         }
+    }
+
+    fn headers_of(&self, record: &Copied) -> Option<&[Header]> {
+        record
+            .headers
+            .map(|(start, end)| &self.headers[start as usize..end as usize])
+    }
+
+    /// Appends `len` bytes from `pointer` (None where it is null).
+    unsafe fn put(&mut self, pointer: *const c_void, len: usize) -> Option<Span> {
+        if pointer.is_null() {
+            return None;
+        }
+        let start = self.data.len() as u32;
+        self.data
+            .extend_from_slice(std::slice::from_raw_parts(pointer.cast::<u8>(), len));
+        Some((start, self.data.len() as u32))
     }
 }
 
@@ -513,6 +540,8 @@ pub struct DirectBatch {
     topics: Vec<Py<PyString>>,
     /// Header names by index: the fetch's kept names, then this batch's others.
     names: Vec<Py<PyString>>,
+    /// The copies: each record is taken out of `copies.records` (None in its place).
+    copies: Copies,
     records: Vec<Option<Copied>>,
 }
 
@@ -554,17 +583,18 @@ impl DirectBatch {
 
 impl DirectBatch {
     fn record(&self, py: Python<'_>, record: &Copied) -> DirectRecord {
-        let headers = record.headers.as_ref().map(|headers| {
+        let copies = &self.copies;
+        let headers = copies.headers_of(record).map(|headers| {
             headers
                 .iter()
                 .map(|header| {
                     let name = (header.name != NOT_TEXT)
                         .then(|| self.names[header.name as usize].clone_ref(py));
-                    (name, header.value.map(|span| record.bytes(span).to_vec()))
+                    (name, header.value.map(|span| copies.bytes(span).to_vec()))
                 })
                 .collect()
         });
-        let bytes = |span: Option<Span>| span.map(|s| PyBytes::new(py, record.bytes(s)).unbind());
+        let bytes = |span: Option<Span>| span.map(|s| PyBytes::new(py, copies.bytes(s)).unbind());
         DirectRecord {
             topic: (record.topic != NO_TOPIC)
                 .then(|| self.topics[record.topic as usize].clone_ref(py)),
@@ -605,19 +635,23 @@ impl DirectBatch {
         if record.error.is_some() || record.partition != partition || record.topic != topic {
             return Ok(None);
         }
-        let names = &self.names;
-        let headers = record.headers.iter().flatten().map(|header| {
-            let name = (header.name != NOT_TEXT).then(|| names[header.name as usize].bind(py));
-            (name, header.value.map(|span| record.bytes(span)))
-        });
+        let (names, copies) = (&self.names, &self.copies);
+        let headers = copies
+            .headers_of(record)
+            .into_iter()
+            .flatten()
+            .map(|header| {
+                let name = (header.name != NOT_TEXT).then(|| names[header.name as usize].bind(py));
+                (name, header.value.map(|span| copies.bytes(span)))
+            });
         let Some(properties) = properties_of(py, headers)? else {
             return Ok(None);
         };
         let parts = crate::PlainParts {
             properties,
             store_timestamp: record.timestamp.1,
-            value: record.py_bytes(py, record.value),
-            key: record.py_bytes(py, record.key),
+            value: copies.py_bytes(py, record.value),
+            key: copies.py_bytes(py, record.key),
         };
         let offset = record.offset.into_pyobject(py)?.into_any();
         Ok(crate::plain_message(py, parts, place, &offset)?.map(|msg| (offset, msg)))
@@ -703,53 +737,56 @@ impl DirectFetch {
 
     /// Up to `max` records (or error events), waiting at most `timeout_s` for the first.
     fn take(&mut self, py: Python<'_>, max: usize, timeout_s: f64) -> PyResult<DirectBatch> {
-        let mut batch = DirectBatch {
-            topics: Vec::new(),
-            names: Vec::new(),
-            records: Vec::new(),
-        };
-        let Some(rd) = rdkafka() else {
-            return Ok(batch);
-        };
         let client = self.client.clone();
         let timeout_ms = (timeout_s * 1000.0).clamp(0.0, c_int::MAX as f64) as c_int;
-        let (topics, mut copied) = py.detach(move || {
-            let held = client.lock().unwrap_or_else(|e| e.into_inner());
-            if held.queue == 0 {
-                return (Vec::new(), Vec::new());
-            }
-            // SAFETY: our queue on a live client (its destroy waits for this lock); each
-            // message is copied and destroyed before the lock is let go.
-            unsafe { copy_batch(rd, held.queue as *mut c_void, timeout_ms, max.max(1)) }
-        });
-        batch.topics = topics
+        let mut copies = match rdkafka() {
+            Some(rd) => py.detach(move || {
+                let held = client.lock().unwrap_or_else(|e| e.into_inner());
+                if held.queue == 0 {
+                    return Copies::default();
+                }
+                // SAFETY: our queue on a live client (its destroy waits for this lock);
+                // each message is copied and destroyed before the lock is let go.
+                unsafe { copy_batch(rd, held.queue as *mut c_void, timeout_ms, max.max(1)) }
+            }),
+            None => Copies::default(),
+        };
+        let topics = copies
+            .topics
             .iter()
             .map(|name| text_of(py, &mut self.topics, name, usize::MAX).0)
             .collect();
         let mut extra: Vec<(Box<[u8]>, Py<PyString>)> = Vec::new();
-        for record in &mut copied {
-            for header in record.headers.iter_mut().flatten() {
-                let name = &record.data[header.name_span.0 as usize..header.name_span.1 as usize];
-                header.name = if std::str::from_utf8(name).is_err() {
-                    NOT_TEXT
-                } else if let Some(at) = self.names.iter().position(|(kept, _)| **kept == *name) {
-                    at as u32
-                } else if self.names.len() < NAMES_KEPT {
-                    text_of(py, &mut self.names, name, NAMES_KEPT).1 as u32
-                } else {
-                    (NAMES_KEPT + text_of(py, &mut extra, name, usize::MAX).1) as u32
-                };
-            }
+        let Copies { data, headers, .. } = &mut copies;
+        for header in headers.iter_mut() {
+            let name = &data[header.name_span.0 as usize..header.name_span.1 as usize];
+            header.name = if std::str::from_utf8(name).is_err() {
+                NOT_TEXT
+            } else if let Some(at) = self.names.iter().position(|(kept, _)| **kept == *name) {
+                at as u32
+            } else if self.names.len() < NAMES_KEPT {
+                text_of(py, &mut self.names, name, NAMES_KEPT).1 as u32
+            } else {
+                (NAMES_KEPT + text_of(py, &mut extra, name, usize::MAX).1) as u32
+            };
         }
         // extra names exist only once the kept ones are full: their indexes follow them
-        batch.names = self
+        let mut names: Vec<Py<PyString>> = self
             .names
             .iter()
             .map(|(_, text)| text.clone_ref(py))
             .collect();
-        batch.names.extend(extra.into_iter().map(|(_, text)| text));
-        batch.records = copied.into_iter().map(Some).collect();
-        Ok(batch)
+        names.extend(extra.into_iter().map(|(_, text)| text));
+        let records = std::mem::take(&mut copies.records)
+            .into_iter()
+            .map(Some)
+            .collect();
+        Ok(DirectBatch {
+            topics,
+            names,
+            copies,
+            records,
+        })
     }
 
     /// Lets go of the queue (before the consumer closes); records forwarded to it since
@@ -782,13 +819,8 @@ fn text_of(
     (text, kept.len() - 1)
 }
 
-/// Consumes up to `max` messages from `queue` and copies each out; topics by index.
-unsafe fn copy_batch(
-    rd: &Rdkafka,
-    queue: *mut c_void,
-    timeout_ms: c_int,
-    max: usize,
-) -> (Vec<Vec<u8>>, Vec<Copied>) {
+/// Consumes up to `max` messages from `queue` and copies each out.
+unsafe fn copy_batch(rd: &Rdkafka, queue: *mut c_void, timeout_ms: c_int, max: usize) -> Copies {
     let mut messages: Vec<*mut RdMessage> = vec![std::ptr::null_mut(); max];
     // a batch call waits until it holds `max` or the time is up: wait for the first
     // message alone, then take what else is there without waiting
@@ -797,31 +829,42 @@ unsafe fn copy_batch(
         let more = (rd.consume_batch_queue)(queue, 0, messages.as_mut_ptr().add(1), max - 1);
         n += more.max(0);
     }
-    let mut topics: Vec<Vec<u8>> = Vec::new();
+    let messages = &messages[..n.max(0) as usize];
+    let mut copies = Copies {
+        data: Vec::with_capacity(messages.iter().map(|&m| (*m).len + (*m).key_len + 64).sum()),
+        headers: Vec::with_capacity(messages.len() * 4),
+        records: Vec::with_capacity(messages.len()),
+        ..Copies::default()
+    };
     let mut last_rkt: *mut c_void = std::ptr::null_mut();
-    let mut copied = Vec::with_capacity(n.max(0) as usize);
-    for &message in messages.iter().take(n.max(0) as usize) {
-        let m = &*message;
-        let topic = if m.rkt.is_null() {
+    for &message in messages {
+        let rkt = (*message).rkt;
+        let topic = if rkt.is_null() {
             NO_TOPIC
         } else {
-            if m.rkt != last_rkt || topics.is_empty() {
-                let name = CStr::from_ptr((rd.topic_name)(m.rkt)).to_bytes();
-                if topics.last().map(|t| t.as_slice()) != Some(name) {
-                    topics.push(name.to_vec());
+            if rkt != last_rkt || copies.topics.is_empty() {
+                let name = CStr::from_ptr((rd.topic_name)(rkt)).to_bytes();
+                if copies.topics.last().map(|t| t.as_slice()) != Some(name) {
+                    copies.topics.push(name.to_vec());
                 }
-                last_rkt = m.rkt;
+                last_rkt = rkt;
             }
-            (topics.len() - 1) as u32
+            (copies.topics.len() - 1) as u32
         };
-        copied.push(copy_message(rd, message, topic));
+        let record = copy_message(rd, message, topic, &mut copies);
+        copies.records.push(record);
         (rd.message_destroy)(message);
     }
-    (topics, copied)
+    copies
 }
 
-/// One message's values, copied into one buffer.
-unsafe fn copy_message(rd: &Rdkafka, message: *const RdMessage, topic: u32) -> Copied {
+/// One message's values, copied into the batch's buffers.
+unsafe fn copy_message(
+    rd: &Rdkafka,
+    message: *const RdMessage,
+    topic: u32,
+    copies: &mut Copies,
+) -> Copied {
     let m = &*message;
     let mut kind: c_int = 0;
     let timestamp = (rd.message_timestamp)(message, &mut kind);
@@ -833,7 +876,6 @@ unsafe fn copy_message(rd: &Rdkafka, message: *const RdMessage, topic: u32) -> C
         key: None,
         value: None,
         headers: None,
-        data: Vec::new(),
         error: None,
     };
     if m.err != 0 {
@@ -846,20 +888,11 @@ unsafe fn copy_message(rd: &Rdkafka, message: *const RdMessage, topic: u32) -> C
         record.error = Some((m.err, reason));
         return record;
     }
-    let data = &mut record.data;
-    let mut put = |pointer: *const c_void, len: usize| -> Option<Span> {
-        if pointer.is_null() {
-            return None;
-        }
-        let start = data.len() as u32;
-        data.extend_from_slice(std::slice::from_raw_parts(pointer.cast::<u8>(), len));
-        Some((start, data.len() as u32))
-    };
-    record.key = put(m.key, m.key_len);
-    record.value = put(m.payload, m.len);
+    record.key = copies.put(m.key, m.key_len);
+    record.value = copies.put(m.payload, m.len);
     let mut headers: *mut c_void = std::ptr::null_mut();
     if (rd.message_headers)(message, &mut headers) == RESP_OK && !headers.is_null() {
-        let mut list = Vec::new();
+        let first = copies.headers.len() as u32;
         let mut index = 0;
         loop {
             let (mut name, mut value, mut size) = (std::ptr::null(), std::ptr::null(), 0usize);
@@ -868,14 +901,17 @@ unsafe fn copy_message(rd: &Rdkafka, message: *const RdMessage, topic: u32) -> C
             }
             index += 1;
             let name = CStr::from_ptr(name).to_bytes();
-            let name_span = put(name.as_ptr().cast(), name.len()).unwrap_or((0, 0));
-            list.push(Header {
+            let name_span = copies
+                .put(name.as_ptr().cast(), name.len())
+                .unwrap_or((0, 0));
+            let value = copies.put(value, size);
+            copies.headers.push(Header {
                 name_span,
                 name: NOT_TEXT,
-                value: put(value, size),
+                value,
             });
         }
-        record.headers = Some(list);
+        record.headers = Some((first, copies.headers.len() as u32));
     }
     record
 }
