@@ -392,24 +392,16 @@ fn properties_of<'a, 'py: 'a>(
     py: Python<'py>,
     headers: impl Iterator<Item = (Option<&'a Bound<'py, PyString>>, Option<&'a [u8]>)>,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let properties = PyDict::new(py);
+    let properties = crate::Properties::new(py);
     for (name, value) in headers {
         let (Some(name), Some(value)) = (name, value) else {
             return Ok(None);
         };
-        // one UTF-8 check, CPython's own, as in `decode_headers`
-        let text = match PyString::from_bytes(py, value) {
-            Ok(text) => text,
-            Err(err) if err.is_instance_of::<PyUnicodeDecodeError>(py) => return Ok(None),
-            Err(err) => return Err(err),
-        };
-        let before = properties.len();
-        properties.set_item(name, text)?;
-        if properties.len() == before {
+        if !properties.add(name, value)? {
             return Ok(None);
         }
     }
-    Ok(Some(properties))
+    Ok(Some(properties.into_dict()))
 }
 
 /// One record taken out of a [`DirectBatch`] by index, with confluent-kafka `Message`'s

@@ -66,7 +66,7 @@ fn decode_headers<'py>(
     let Ok(headers) = headers.cast::<PyList>() else {
         return Ok(None);
     };
-    let properties = PyDict::new(py);
+    let properties = Properties::new(py);
     for item in headers.iter() {
         let Ok(pair) = item.cast::<PyTuple>() else {
             return Ok(None);
@@ -75,26 +75,52 @@ fn decode_headers<'py>(
             return Ok(None);
         }
         let name = pair.get_item(0)?;
-        if !name.is_instance_of::<PyString>() {
+        let Ok(name) = name.cast::<PyString>() else {
             return Ok(None);
-        }
+        };
         let value = pair.get_item(1)?;
         let Ok(bytes) = value.cast::<PyBytes>() else {
             return Ok(None);
         };
-        // one UTF-8 check, CPython's own: it rejects what str.decode("utf-8") rejects
-        let text = match PyString::from_bytes(py, bytes.as_bytes()) {
-            Ok(text) => text,
-            Err(err) if err.is_instance_of::<PyUnicodeDecodeError>(py) => return Ok(None),
-            Err(err) => return Err(err),
-        };
-        let before = properties.len();
-        properties.set_item(name, text)?;
-        if properties.len() == before {
-            return Ok(None); // a repeated name
+        if !properties.add(name, bytes.as_bytes())? {
+            return Ok(None);
         }
     }
-    Ok(Some(properties))
+    Ok(Some(properties.into_dict()))
+}
+
+/// RocketMQ properties read from a record's headers one by one: the rule of
+/// `decode_headers` for a header whose name is text and whose value is bytes, shared with
+/// the direct fetch's records (`direct_fetch::properties_of`).
+pub struct Properties<'py> {
+    dict: Bound<'py, PyDict>,
+}
+
+impl<'py> Properties<'py> {
+    pub fn new(py: Python<'py>) -> Self {
+        Self {
+            dict: PyDict::new(py),
+        }
+    }
+
+    /// Adds `name: value`; false (the headers are not well-formed) where `value` is not
+    /// UTF-8 or `name` was added before.
+    pub fn add(&self, name: &Bound<'py, PyString>, value: &[u8]) -> PyResult<bool> {
+        let py = self.dict.py();
+        // one UTF-8 check, CPython's own: it rejects what str.decode("utf-8") rejects
+        let text = match PyString::from_bytes(py, value) {
+            Ok(text) => text,
+            Err(err) if err.is_instance_of::<PyUnicodeDecodeError>(py) => return Ok(false),
+            Err(err) => return Err(err),
+        };
+        let before = self.dict.len();
+        self.dict.set_item(name, text)?;
+        Ok(self.dict.len() != before) // else a repeated name
+    }
+
+    pub fn into_dict(self) -> Bound<'py, PyDict> {
+        self.dict
+    }
 }
 
 /// A property read by `plain_decode`: its value when it is plain ASCII digits (at most

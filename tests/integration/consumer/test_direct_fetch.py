@@ -125,24 +125,24 @@ def _seen(record: Any) -> tuple[Any, ...]:
     )
 
 
-def test_direct_records_are_read_and_decoded_as_confluent_kafka_reads_them(
-    kafka_bootstrap, namespace, unique_name
-):
+@pytest.fixture(name="both")
+def read_both_ways(kafka_bootstrap, namespace, unique_name) -> tuple[str, list[Any], list[Any]]:
+    """``RECORDS`` in a new topic, and the fetches that read them through ``consume()``
+    (the reference) and directly: ``(physical topic, reference, direct)``."""
     physical = create_topic(kafka_bootstrap, unique_name("direct"), namespace)
     _produce(kafka_bootstrap, physical)
     reference = _read(kafka_bootstrap, physical, direct=False)
-    direct = _read(kafka_bootstrap, physical, direct=True)
+    return physical, reference, _read(kafka_bootstrap, physical, direct=True)
+
+
+def test_direct_records_are_read_and_decoded_as_confluent_kafka_reads_them(both):
+    _, reference, direct = both
     assert type(direct[0]).__name__ == "DirectBatch"
     assert [_seen(r) for r in _records(direct)] == [_seen(r) for r in _records(reference)]
 
 
-def test_runs_of_direct_records_are_taken_as_the_reference_takes_consumed_ones(
-    kafka_bootstrap, namespace, unique_name
-):
-    physical = create_topic(kafka_bootstrap, unique_name("direct"), namespace)
-    _produce(kafka_bootstrap, physical)
-    reference = _read(kafka_bootstrap, physical, direct=False)
-    direct = _read(kafka_bootstrap, physical, direct=True)
+def test_runs_of_direct_records_are_taken_as_the_reference_takes_consumed_ones(both):
+    physical, reference, direct = both
     taken, stopped = _runs(direct, physical, CORE.accept_run)
     assert (taken, stopped) == _runs(reference, physical, accept_run)
     assert len(taken) == 4  # the plain ones: every run of the others stops at them
