@@ -71,6 +71,7 @@ class DirectFetcher:
     def __init__(self, consumer: Consumer, direct: Any) -> None:
         self._consumer = consumer
         self._direct = direct
+        self._closed = False
 
     def fetch(self, max_records: int, timeout_s: float) -> Fetched:
         served: list[Any] = self._consumer.consume(max_records, 0.0)
@@ -78,6 +79,8 @@ class DirectFetcher:
         return [*served, *taken] if served else taken
 
     def route(self, tps: Iterable[TopicPartition]) -> None:
+        if self._closed:  # leaving the group: nothing reads the partitions any more
+            return
         for tp in tps:
             try:
                 self._direct.forward(tp.topic, tp.partition)
@@ -85,6 +88,7 @@ class DirectFetcher:
                 _log.warning("%s[%s] read through consume(): %s", tp.topic, tp.partition, exc)
 
     def close(self) -> None:
+        self._closed = True
         self._direct.close()
 
 
