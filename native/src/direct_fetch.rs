@@ -1,15 +1,16 @@
 //! A push consumer's records read from librdkafka itself rather than through
 //! confluent-kafka's `consume()`, which builds for each record a `Message`, its topic's
 //! text, and a list of header tuples with a name and a value object each: objects the
-//! intake reads once and frees. Here each record becomes one [`DirectRecord`] holding its
-//! values as Rust data, and the intake's decode (`plain_decode`) builds the listener's
-//! `MessageExt` straight from them.
+//! intake reads once and frees. Here a take copies its records into one [`DirectBatch`]
+//! as Rust data, and the intake's runs (`intake::accept_run`) build the listener's
+//! `MessageExt`s straight from the copies; a [`DirectRecord`] is made only for a record
+//! the intake's loop decides by itself.
 //!
 //! The consumer stays confluent-kafka's, which keeps the group, the rebalance callbacks,
 //! commits, pauses and seeks. Two documented librdkafka mechanisms connect the two:
 //! - this library is also a librdkafka plugin (`plugin.library.paths`): its `conf_init`
 //!   adds interceptors that accept the property [`TOKEN_PROPERTY`] and, when the client is
-//!   created (`on_new`), note its handle under that token ([`DirectFetch::new`] finds it);
+//!   created (`on_new`), note its handle under that token ([`DirectFetch::of`] finds it);
 //! - each partition's fetch queue is forwarded to a queue of our own before the partition
 //!   is assigned (`rd_kafka_queue_forward`; librdkafka keeps a forward the application
 //!   set across fetch starts, see `rd_kafka_toppar_op_fetch_start`), so its records arrive
@@ -29,7 +30,7 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
-/// The client property that names a client to [`DirectFetch::new`].
+/// The client property that names a client to [`DirectFetch::of`].
 pub const TOKEN_PROPERTY: &str = "rmqcompat.fetch.token";
 const INTERCEPTOR: &CStr = c"rmqcompat.direct_fetch";
 
@@ -564,28 +565,38 @@ impl DirectBatch {
                 "a batch's record can only be taken (set to None)",
             ));
         }
-        let slot = self
-            .records
-            .get_mut(at)
-            .ok_or_else(|| PyIndexError::new_err("batch index out of range"))?;
-        *slot = None;
+        if at >= self.records.len() {
+            return Err(PyIndexError::new_err("batch index out of range"));
+        }
+        self.take_out(at);
         Ok(())
     }
 }
 
 impl DirectBatch {
+    /// `record`'s headers (None: it has none), each its name's text (None: not UTF-8) and
+    /// its value (None: none).
+    fn headers<'a, 'py: 'a>(
+        &'a self,
+        py: Python<'py>,
+        record: &Copied,
+    ) -> Option<impl Iterator<Item = (Option<&'a Bound<'py, PyString>>, Option<&'a [u8]>)>> {
+        let (names, copies) = (&self.names, &self.copies);
+        copies.headers_of(record).map(move |headers| {
+            headers.iter().map(move |header| {
+                let name = (header.name != NOT_TEXT).then(|| names[header.name as usize].bind(py));
+                (name, header.value.map(|span| copies.bytes(span)))
+            })
+        })
+    }
+
     fn record(&self, py: Python<'_>, record: &Copied) -> DirectRecord {
-        let copies = &self.copies;
-        let headers = copies.headers_of(record).map(|headers| {
+        let headers = self.headers(py, record).map(|headers| {
             headers
-                .iter()
-                .map(|header| {
-                    let name = (header.name != NOT_TEXT)
-                        .then(|| self.names[header.name as usize].clone_ref(py));
-                    (name, header.value.map(|span| copies.bytes(span).to_vec()))
-                })
+                .map(|(name, value)| (name.map(|n| n.clone().unbind()), value.map(<[u8]>::to_vec)))
                 .collect()
         });
+        let copies = &self.copies;
         let bytes = |span: Option<Span>| span.map(|s| PyBytes::new(py, copies.bytes(s)).unbind());
         DirectRecord {
             topic: (record.topic != NO_TOPIC)
@@ -627,18 +638,11 @@ impl DirectBatch {
         if record.error.is_some() || record.partition != partition || record.topic != topic {
             return Ok(None);
         }
-        let (names, copies) = (&self.names, &self.copies);
-        let headers = copies
-            .headers_of(record)
-            .into_iter()
-            .flatten()
-            .map(|header| {
-                let name = (header.name != NOT_TEXT).then(|| names[header.name as usize].bind(py));
-                (name, header.value.map(|span| copies.bytes(span)))
-            });
+        let headers = self.headers(py, record).into_iter().flatten();
         let Some(properties) = properties_of(py, headers)? else {
             return Ok(None);
         };
+        let copies = &self.copies;
         let parts = crate::PlainParts {
             properties,
             store_timestamp: record.timestamp.1,
@@ -746,7 +750,10 @@ impl DirectFetch {
         let topics = copies
             .topics
             .iter()
-            .map(|name| text_of(py, &mut self.topics, name, usize::MAX).0)
+            .map(|name| {
+                let at = text_of(py, &mut self.topics, name);
+                self.topics[at].1.clone_ref(py)
+            })
             .collect();
         let mut extra: Vec<(Box<[u8]>, Py<PyString>)> = Vec::new();
         let Copies { data, headers, .. } = &mut copies;
@@ -754,12 +761,12 @@ impl DirectFetch {
             let name = &data[header.name_span.0 as usize..header.name_span.1 as usize];
             header.name = if std::str::from_utf8(name).is_err() {
                 NOT_TEXT
-            } else if let Some(at) = self.names.iter().position(|(kept, _)| **kept == *name) {
+            } else if let Some(at) = position(&self.names, name) {
                 at as u32
             } else if self.names.len() < NAMES_KEPT {
-                text_of(py, &mut self.names, name, NAMES_KEPT).1 as u32
+                text_of(py, &mut self.names, name) as u32
             } else {
-                (NAMES_KEPT + text_of(py, &mut extra, name, usize::MAX).1) as u32
+                (NAMES_KEPT + text_of(py, &mut extra, name)) as u32
             };
         }
         // extra names exist only once the kept ones are full: their indexes follow them
@@ -793,22 +800,19 @@ impl DirectFetch {
     }
 }
 
-/// The Python string of `bytes` (UTF-8, checked by the caller) in `kept`, added there
-/// while it holds fewer than `cap`; with its index.
-fn text_of(
-    py: Python<'_>,
-    kept: &mut Vec<(Box<[u8]>, Py<PyString>)>,
-    bytes: &[u8],
-    cap: usize,
-) -> (Py<PyString>, usize) {
-    if let Some(at) = kept.iter().position(|(known, _)| **known == *bytes) {
-        return (kept[at].1.clone_ref(py), at);
-    }
-    let text = PyString::intern(py, &String::from_utf8_lossy(bytes)).unbind();
-    if kept.len() < cap {
-        kept.push((bytes.into(), text.clone_ref(py)));
-    }
-    (text, kept.len() - 1)
+/// Where `kept` holds the Python string of `bytes`.
+fn position(kept: &[(Box<[u8]>, Py<PyString>)], bytes: &[u8]) -> Option<usize> {
+    kept.iter().position(|(known, _)| **known == *bytes)
+}
+
+/// The index in `kept` of the Python string of `bytes` (UTF-8, checked by the caller),
+/// added there if it is not yet.
+fn text_of(py: Python<'_>, kept: &mut Vec<(Box<[u8]>, Py<PyString>)>, bytes: &[u8]) -> usize {
+    position(kept, bytes).unwrap_or_else(|| {
+        let text = PyString::intern(py, &String::from_utf8_lossy(bytes)).unbind();
+        kept.push((bytes.into(), text));
+        kept.len() - 1
+    })
 }
 
 /// Consumes up to `max` messages from `queue` and copies each out.
@@ -834,7 +838,7 @@ unsafe fn copy_batch(rd: &Rdkafka, queue: *mut c_void, timeout_ms: c_int, max: u
         let topic = if rkt.is_null() {
             NO_TOPIC
         } else {
-            if rkt != last_rkt || copies.topics.is_empty() {
+            if rkt != last_rkt {
                 let name = CStr::from_ptr((rd.topic_name)(rkt)).to_bytes();
                 if copies.topics.last().map(|t| t.as_slice()) != Some(name) {
                     copies.topics.push(name.to_vec());

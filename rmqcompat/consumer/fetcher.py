@@ -2,11 +2,12 @@
 compiled core, from librdkafka directly (``DirectFetch``, ``native/src/direct_fetch.rs``).
 
 confluent-kafka builds a ``Message``, its topic's text and a list of header tuples for
-each record, which the intake reads once and frees; the direct fetch hands the intake one
-small record object each instead, from which the compiled decode builds the listener's
-message. The consumer stays confluent-kafka's: the group, the rebalance callbacks, commits,
-pauses and seeks are its, and each round still serves its queue (``consume(n, 0)``), which
-keeps the group's events and the records of any partition not routed to the direct fetch.
+each record, which the intake reads once and frees; the direct fetch hands the intake a
+batch of records copied out of librdkafka, from which the compiled intake builds the
+listener's messages without a record object each. The consumer stays confluent-kafka's:
+the group, the rebalance callbacks, commits, pauses and seeks are its, and each round
+still serves its queue (``consume(n, 0)``), which keeps the group's events and the records
+of any partition not routed to the direct fetch.
 A partition is routed before it is assigned (:meth:`DirectFetcher.route`), so each of its
 records comes from one of the two queues, in order.
 """
