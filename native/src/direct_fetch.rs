@@ -8,312 +8,26 @@
 //!
 //! The consumer stays confluent-kafka's, which keeps the group, the rebalance callbacks,
 //! commits, pauses and seeks. Two documented librdkafka mechanisms connect the two:
-//! - this library is also a librdkafka plugin (`plugin.library.paths`): its `conf_init`
-//!   adds interceptors that accept the property [`TOKEN_PROPERTY`] and, when the client is
-//!   created (`on_new`), note its handle under that token ([`DirectFetch::of`] finds it);
+//! - this library is also a librdkafka plugin (`crate::rdkafka`), which notes the
+//!   consumer's handle ([`DirectFetch::of`] finds it);
 //! - each partition's fetch queue is forwarded to a queue of our own before the partition
 //!   is assigned (`rd_kafka_queue_forward`; librdkafka keeps a forward the application
 //!   set across fetch starts, see `rd_kafka_toppar_op_fetch_start`), so its records arrive
 //!   there while rebalance events and errors of the group stay on the consumer's queue,
 //!   which confluent-kafka serves.
 //!
-//! librdkafka is the one confluent-kafka loaded (found among the process's shared objects
-//! by name); where it is not found, or the plugin was not loaded, the consumer reads
-//! through `consume()` as before. Records are copied out of librdkafka's messages without
-//! the GIL, and the messages destroyed, before any Python object is built.
+//! Where librdkafka's functions were not found, or the plugin was not loaded, the
+//! consumer reads through `consume()` as before. Records are copied out of librdkafka's
+//! messages without the GIL, and the messages destroyed, before any Python object is
+//! built.
 
+use crate::rdkafka::{client_of, rdkafka, Client, RdMessage, Rdkafka, RESP_OK};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyUnicodeDecodeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::sync::{Mutex, OnceLock};
-
-/// The client property that names a client to [`DirectFetch::of`].
-pub const TOKEN_PROPERTY: &str = "rmqcompat.fetch.token";
-const INTERCEPTOR: &CStr = c"rmqcompat.direct_fetch";
-
-const RESP_OK: c_int = 0;
-const RESP_FAIL: c_int = -196; // RD_KAFKA_RESP_ERR__FAIL
-const CONF_UNKNOWN: c_int = -2;
-const CONF_OK: c_int = 0;
-
-/// `rd_kafka_message_t`, librdkafka's public message struct.
-#[repr(C)]
-struct RdMessage {
-    err: c_int,
-    rkt: *mut c_void,
-    partition: i32,
-    payload: *mut c_void,
-    len: usize,
-    key: *mut c_void,
-    key_len: usize,
-    offset: i64,
-    _private: *mut c_void,
-}
-
-type OnConfSet = unsafe extern "C" fn(
-    *mut c_void,
-    *const c_char,
-    *const c_char,
-    *mut c_char,
-    usize,
-    *mut c_void,
-) -> c_int;
-type OnNew =
-    unsafe extern "C" fn(*mut c_void, *const c_void, *mut c_void, *mut c_char, usize) -> c_int;
-type OnOpaque = unsafe extern "C" fn(*mut c_void) -> c_int;
-type OnDestroy = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
-
-/// The librdkafka functions used here.
-struct Rdkafka {
-    add_on_conf_set:
-        unsafe extern "C" fn(*mut c_void, *const c_char, OnConfSet, *mut c_void) -> c_int,
-    add_on_new: unsafe extern "C" fn(*mut c_void, *const c_char, OnNew, *mut c_void) -> c_int,
-    add_on_conf_destroy:
-        unsafe extern "C" fn(*mut c_void, *const c_char, OnOpaque, *mut c_void) -> c_int,
-    add_on_destroy:
-        unsafe extern "C" fn(*mut c_void, *const c_char, OnDestroy, *mut c_void) -> c_int,
-    queue_new: unsafe extern "C" fn(*mut c_void) -> *mut c_void,
-    queue_destroy: unsafe extern "C" fn(*mut c_void),
-    queue_get_partition: unsafe extern "C" fn(*mut c_void, *const c_char, i32) -> *mut c_void,
-    queue_forward: unsafe extern "C" fn(*mut c_void, *mut c_void),
-    consume_batch_queue:
-        unsafe extern "C" fn(*mut c_void, c_int, *mut *mut RdMessage, usize) -> isize,
-    topic_name: unsafe extern "C" fn(*mut c_void) -> *const c_char,
-    message_headers: unsafe extern "C" fn(*const RdMessage, *mut *mut c_void) -> c_int,
-    header_get_all: unsafe extern "C" fn(
-        *const c_void,
-        usize,
-        *mut *const c_char,
-        *mut *const c_void,
-        *mut usize,
-    ) -> c_int,
-    message_timestamp: unsafe extern "C" fn(*const RdMessage, *mut c_int) -> i64,
-    message_errstr: unsafe extern "C" fn(*const RdMessage) -> *const c_char,
-    message_destroy: unsafe extern "C" fn(*mut RdMessage),
-}
-
-#[cfg(target_os = "linux")]
-extern "C" {
-    fn dlopen(path: *const c_char, flags: c_int) -> *mut c_void;
-    fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
-    fn dl_iterate_phdr(
-        callback: unsafe extern "C" fn(*mut DlPhdrInfo, usize, *mut c_void) -> c_int,
-        data: *mut c_void,
-    ) -> c_int;
-}
-
-#[cfg(target_os = "linux")]
-/// The start of glibc's and musl's `struct dl_phdr_info`: what `dl_iterate_phdr` names each object by.
-#[repr(C)]
-struct DlPhdrInfo {
-    addr: usize,
-    name: *const c_char,
-}
-
-#[cfg(target_os = "linux")]
-const RTLD_NOW: c_int = 2;
-#[cfg(target_os = "linux")]
-const RTLD_NOLOAD: c_int = 4;
-
-#[cfg(target_os = "linux")]
-unsafe extern "C" fn find_rdkafka(info: *mut DlPhdrInfo, _size: usize, data: *mut c_void) -> c_int {
-    let name = (*info).name;
-    if name.is_null() {
-        return 0;
-    }
-    let path = CStr::from_ptr(name);
-    let file = path
-        .to_bytes()
-        .rsplit(|b| *b == b'/')
-        .next()
-        .unwrap_or_default();
-    if file.starts_with(b"librdkafka") && file.windows(3).any(|w| w == b".so") {
-        *data.cast::<Option<CString>>() = Some(path.to_owned());
-        return 1;
-    }
-    0
-}
-
-/// Elsewhere than on Linux the consumer reads through `consume()`.
-#[cfg(not(target_os = "linux"))]
-fn load() -> Option<Rdkafka> {
-    None
-}
-
-#[cfg(target_os = "linux")]
-fn load() -> Option<Rdkafka> {
-    let mut found: Option<CString> = None;
-    // SAFETY: the callback writes the `Option<CString>` `data` points at, on this thread.
-    unsafe { dl_iterate_phdr(find_rdkafka, (&mut found as *mut Option<CString>).cast()) };
-    let path = found?;
-    // SAFETY: only a library already loaded is opened (RTLD_NOLOAD), and each symbol is
-    // taken as the function librdkafka's public header declares under that name.
-    unsafe {
-        let handle = dlopen(path.as_ptr(), RTLD_NOW | RTLD_NOLOAD);
-        if handle.is_null() {
-            return None;
-        }
-        macro_rules! symbol {
-            ($name:literal) => {{
-                let pointer = dlsym(handle, $name.as_ptr());
-                if pointer.is_null() {
-                    return None;
-                }
-                std::mem::transmute_copy(&pointer)
-            }};
-        }
-        Some(Rdkafka {
-            add_on_conf_set: symbol!(c"rd_kafka_conf_interceptor_add_on_conf_set"),
-            add_on_new: symbol!(c"rd_kafka_conf_interceptor_add_on_new"),
-            add_on_conf_destroy: symbol!(c"rd_kafka_conf_interceptor_add_on_conf_destroy"),
-            add_on_destroy: symbol!(c"rd_kafka_interceptor_add_on_destroy"),
-            queue_new: symbol!(c"rd_kafka_queue_new"),
-            queue_destroy: symbol!(c"rd_kafka_queue_destroy"),
-            queue_get_partition: symbol!(c"rd_kafka_queue_get_partition"),
-            queue_forward: symbol!(c"rd_kafka_queue_forward"),
-            consume_batch_queue: symbol!(c"rd_kafka_consume_batch_queue"),
-            topic_name: symbol!(c"rd_kafka_topic_name"),
-            message_headers: symbol!(c"rd_kafka_message_headers"),
-            header_get_all: symbol!(c"rd_kafka_header_get_all"),
-            message_timestamp: symbol!(c"rd_kafka_message_timestamp"),
-            message_errstr: symbol!(c"rd_kafka_message_errstr"),
-            message_destroy: symbol!(c"rd_kafka_message_destroy"),
-        })
-    }
-}
-
-fn rdkafka() -> Option<&'static Rdkafka> {
-    static RDKAFKA: OnceLock<Option<Rdkafka>> = OnceLock::new();
-    RDKAFKA.get_or_init(load).as_ref()
-}
-
-/// A client's handle and our queue, shared by its [`DirectFetch`] and its interceptors.
-struct Client {
-    rk: usize,
-    queue: usize,
-}
-
-/// Token -> the client created with it, until the client is destroyed.
-fn clients() -> &'static Mutex<HashMap<String, std::sync::Arc<Mutex<Client>>>> {
-    static CLIENTS: OnceLock<Mutex<HashMap<String, std::sync::Arc<Mutex<Client>>>>> =
-        OnceLock::new();
-    CLIENTS.get_or_init(Default::default)
-}
-
-/// The interceptors' state of one client configuration: the token it was given.
-struct Slot {
-    token: Mutex<Option<String>>,
-}
-
-/// librdkafka's plugin entry point (`plugin.library.paths`): adds the interceptors to
-/// `conf`. Fails, with a reason in `errstr`, where librdkafka's functions are not found.
-///
-/// # Safety
-/// Called by librdkafka with a configuration, a place for the plugin's opaque value and
-/// an error buffer of `errstr_size` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn conf_init(
-    conf: *mut c_void,
-    _plug_opaque: *mut *mut c_void,
-    errstr: *mut c_char,
-    errstr_size: usize,
-) -> c_int {
-    let Some(rd) = rdkafka() else {
-        write_error(
-            errstr,
-            errstr_size,
-            "rmqcompat: librdkafka's functions not found",
-        );
-        return RESP_FAIL;
-    };
-    let slot = Box::into_raw(Box::new(Slot {
-        token: Mutex::new(None),
-    }))
-    .cast::<c_void>();
-    let name = INTERCEPTOR.as_ptr();
-    if (rd.add_on_conf_destroy)(conf, name, on_conf_destroy, slot) != RESP_OK {
-        drop(Box::from_raw(slot.cast::<Slot>())); // added once already: that one serves
-        return RESP_OK;
-    }
-    (rd.add_on_conf_set)(conf, name, on_conf_set, slot);
-    (rd.add_on_new)(conf, name, on_new, slot);
-    RESP_OK
-}
-
-unsafe fn write_error(errstr: *mut c_char, size: usize, text: &str) {
-    if errstr.is_null() || size == 0 {
-        return;
-    }
-    let n = text.len().min(size - 1);
-    std::ptr::copy_nonoverlapping(text.as_ptr(), errstr.cast::<u8>(), n);
-    *errstr.add(n) = 0;
-}
-
-unsafe extern "C" fn on_conf_set(
-    _conf: *mut c_void,
-    name: *const c_char,
-    value: *const c_char,
-    _errstr: *mut c_char,
-    _errstr_size: usize,
-    opaque: *mut c_void,
-) -> c_int {
-    if CStr::from_ptr(name).to_bytes() != TOKEN_PROPERTY.as_bytes() {
-        return CONF_UNKNOWN;
-    }
-    let slot = &*opaque.cast::<Slot>();
-    let token = (!value.is_null()).then(|| CStr::from_ptr(value).to_string_lossy().into_owned());
-    *slot.token.lock().unwrap_or_else(|e| e.into_inner()) = token;
-    CONF_OK
-}
-
-unsafe extern "C" fn on_new(
-    rk: *mut c_void,
-    _conf: *const c_void,
-    opaque: *mut c_void,
-    _errstr: *mut c_char,
-    _errstr_size: usize,
-) -> c_int {
-    let slot = &*opaque.cast::<Slot>();
-    let token = slot.token.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    if let (Some(token), Some(rd)) = (token, rdkafka()) {
-        let client = std::sync::Arc::new(Mutex::new(Client {
-            rk: rk as usize,
-            queue: 0,
-        }));
-        let mut map = clients().lock().unwrap_or_else(|e| e.into_inner());
-        map.insert(token.clone(), client);
-        drop(map);
-        let boxed = Box::into_raw(Box::new(token)).cast::<c_void>();
-        (rd.add_on_destroy)(rk, INTERCEPTOR.as_ptr(), on_destroy, boxed);
-    }
-    RESP_OK
-}
-
-unsafe extern "C" fn on_conf_destroy(opaque: *mut c_void) -> c_int {
-    drop(Box::from_raw(opaque.cast::<Slot>()));
-    RESP_OK
-}
-
-/// The client is being destroyed: our queue goes first, and its fetch ends.
-unsafe extern "C" fn on_destroy(_rk: *mut c_void, opaque: *mut c_void) -> c_int {
-    let token = Box::from_raw(opaque.cast::<String>());
-    let client = clients()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(token.as_str());
-    if let (Some(client), Some(rd)) = (client, rdkafka()) {
-        let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
-        if client.queue != 0 {
-            (rd.queue_destroy)(client.queue as *mut c_void);
-        }
-        client.queue = 0;
-        client.rk = 0;
-    }
-    RESP_OK
-}
+use std::ffi::{c_int, c_void, CStr, CString};
+use std::sync::{Arc, Mutex};
 
 /// Where a record's bytes lie in its batch's `data`: start and end.
 type Span = (u32, u32);
@@ -668,7 +382,7 @@ impl DirectBatch {
 /// The records of one client's assigned partitions, read from its own queue.
 #[pyclass(module = "rmqcompat._core", name = "DirectFetch")]
 pub struct DirectFetch {
-    client: std::sync::Arc<Mutex<Client>>,
+    client: Arc<Mutex<Client>>,
     /// Header names seen so far (at most [`NAMES_KEPT`]), each one Python string.
     names: Vec<(Box<[u8]>, Py<PyString>)>,
     topics: Vec<(Box<[u8]>, Py<PyString>)>,
@@ -680,15 +394,7 @@ impl DirectFetch {
     /// in `plugin.library.paths` and gave [`TOKEN_PROPERTY`]), or None: no such client.
     #[staticmethod]
     fn of(token: &str) -> PyResult<Option<Self>> {
-        let Some(rd) = rdkafka() else {
-            return Ok(None);
-        };
-        let Some(client) = clients()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(token)
-            .cloned()
-        else {
+        let (Some(rd), Some(client)) = (rdkafka(), client_of(token)) else {
             return Ok(None);
         };
         {
@@ -910,10 +616,4 @@ unsafe fn copy_message(
         record.headers = Some((first, copies.headers.len() as u32));
     }
     record
-}
-
-/// Whether this process can read records this way: librdkafka's functions were found.
-#[pyfunction]
-pub fn direct_fetch_available() -> bool {
-    rdkafka().is_some()
 }

@@ -19,6 +19,7 @@ mod bound_call;
 mod consume_batch;
 mod deliveries;
 mod direct_fetch;
+mod direct_produce;
 mod holding;
 mod intake;
 mod message_ext;
@@ -27,6 +28,7 @@ use message_ext::{field, Field};
 use record::Accessor;
 mod plain_lane;
 mod process_queue;
+mod rdkafka;
 mod record;
 mod replay;
 mod run;
@@ -1857,11 +1859,9 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(plain_release, module)?)?;
     module.add_function(wrap_pyfunction!(forward_run, module)?)?;
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
-    module.add_function(wrap_pyfunction!(
-        direct_fetch::direct_fetch_available,
-        module
-    )?)?;
+    module.add_function(wrap_pyfunction!(rdkafka::plugin_available, module)?)?;
     module.add_class::<direct_fetch::DirectFetch>()?;
+    module.add_class::<direct_produce::DirectProduce>()?;
     module.add_class::<direct_fetch::DirectRecord>()?;
     module.add_function(wrap_pyfunction!(intake::accept_run, module)?)?;
     module.add_function(wrap_pyfunction!(bound_call::bound_call, module)?)?;

@@ -15,22 +15,17 @@ records comes from one of the two queues, in order.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Iterable
 from typing import Any, Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
 from rmqcompat.core import CORE
+from rmqcompat.core_plugin import plugin_token
 from rmqcompat.fetch import fetch
 from rmqcompat.wire import Fetched
 
 _log = logging.getLogger("rmqcompat.consumer")
-
-#: The client property the core's librdkafka plugin takes to know the client again
-#: (``TOKEN_PROPERTY`` in ``native/src/direct_fetch.rs``).
-TOKEN_PROPERTY = "rmqcompat.fetch.token"  # noqa: S105 - a property name, no secret
-PLUGIN_PROPERTY = "plugin.library.paths"
 
 
 class Fetcher(Protocol):
@@ -93,19 +88,11 @@ class DirectFetcher:
         self._direct.close()
 
 
-def direct_config(kafka_config: dict[str, Any]) -> dict[str, Any]:
-    """The settings that let :func:`new_fetcher` read a consumer's records directly,
-    placed before all others (librdkafka loads the plugin, which then takes the token);
-    none where the core is not active or the user loads plugins of their own."""
-    if CORE is None or PLUGIN_PROPERTY in kafka_config or not CORE.direct_fetch_available():
-        return {}
-    return {PLUGIN_PROPERTY: CORE.__file__, TOKEN_PROPERTY: uuid.uuid4().hex}
-
-
 def new_fetcher(consumer: Consumer, config: dict[str, Any]) -> Fetcher:
     """The direct fetch of ``consumer`` created with ``config``, where
-    :func:`direct_config` gave it one, else its ``consume()``."""
-    token = config.get(TOKEN_PROPERTY)
+    :func:`~rmqcompat.core_plugin.plugin_config` gave it the core as a plugin, else its
+    ``consume()``."""
+    token = plugin_token(config)
     if CORE is not None and token is not None:
         direct = CORE.DirectFetch.of(token)
         if direct is not None:

@@ -7,10 +7,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from rmqcompat.consumer.fetcher import direct_config
 from rmqcompat.consumer.offset_store import LocalFileOffsetStore
 from rmqcompat.consumer.partitions import OffsetWriter
 from rmqcompat.consumer.settings import ConsumerSettings
+from rmqcompat.core_plugin import with_plugin
 from rmqcompat.topics import naming
 from rmqcompat.topics.spec import TopologySpec
 from rmqcompat.topics.topology import Topology, consumer_topology
@@ -51,7 +51,7 @@ def consumer_config(settings: ConsumerSettings) -> dict[str, Any]:
         "on_commit": _on_commit,
     }
     config = {**CONSUMER_DEFAULTS, **settings.client.librdkafka("consumer", **explicit)}
-    return {**direct_config(config), **config}
+    return with_plugin(config)
 
 
 def producer_config(settings: ConsumerSettings) -> dict[str, Any]:

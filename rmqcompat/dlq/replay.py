@@ -51,9 +51,9 @@ from rmqcompat.dlq.republish import Target, replay_topic
 from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
 from rmqcompat.dlq.transactions import (
     TXN_TIMEOUT_S,
+    HandOver,
     abort_quietly,
     fence,
-    produce_all,
     replay_producer,
     transactional_id,
 )
@@ -167,7 +167,7 @@ class Replayer:
         builder = ChunkBuilder(
             self._group, self._options.target, self._config.namespace, self._ledger, self._operator
         )
-        producer = replay_producer(self._config, self._group)
+        producer, hand_over = replay_producer(self._config, self._group)
         ledger = ledger_reader(self._config)
         admin = AdminClient(self._config.librdkafka("admin"))
         try:
@@ -191,7 +191,7 @@ class Replayer:
                 else:  # the chunks built ahead stand: the first pass goes on after them
                     summary = first_pass
                     chunks = chain([chunk.pending for chunk in ahead], pending)
-                self._replay(producer, builder, chunks, ahead, pool, summary)
+                self._replay(producer, hand_over, builder, chunks, ahead, pool, summary)
         except KafkaException as exc:
             summary.stopped = f"{exc.args[0].str() if exc.args else exc}"
         finally:
@@ -265,6 +265,7 @@ class Replayer:
     def _replay(
         self,
         producer: Producer,
+        hand_over: HandOver,
         builder: ChunkBuilder,
         chunks: Iterator[Sequence[Pending]],
         ahead: deque[Chunk],
@@ -291,7 +292,7 @@ class Replayer:
             sent = self._pace(started, sent, count)
             producer.begin_transaction()
             try:
-                produce_all(producer, chunk.records)
+                hand_over(chunk.records)
                 # no delivery callbacks: the commit succeeds only if every record was written
                 commit = committer.submit(producer.commit_transaction, TXN_TIMEOUT_S)
                 following = build(next(chunks, []))

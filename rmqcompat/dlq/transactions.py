@@ -3,11 +3,15 @@ a chunk's records to librdkafka, aborting, and the collector pause around it all
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from confluent_kafka import KafkaException, Producer
 
 from rmqcompat.config import ClientConfig
+from rmqcompat.core import CORE
+from rmqcompat.core_plugin import plugin_token, with_plugin
 from rmqcompat.dlq.chunk import Record
 from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
 from rmqcompat.producer_id import ask_for_producer_id
@@ -22,10 +26,14 @@ def transactional_id(namespace: str, group: str) -> str:
     return f"rmqcompat-dlq-replay.{namespace}.{group}"
 
 
-def replay_producer(config: ClientConfig, group: str) -> Producer:
-    """The transactional producer of a replay of ``group`` (no I/O until used). It has no
-    delivery callback: a commit succeeds only if every record of its transaction was
-    written, so the commit is the acknowledgement."""
+#: Hands a chunk's records to the replay's producer, in order (see :func:`hand_over`).
+HandOver = Callable[[list[Record]], None]
+
+
+def replay_producer(config: ClientConfig, group: str) -> tuple[Producer, HandOver]:
+    """The transactional producer of a replay of ``group`` (no I/O until used), and how
+    records reach it. It has no delivery callback: a commit succeeds only if every record
+    of its transaction was written, so the commit is the acknowledgement."""
     settings = config.librdkafka(
         "producer",
         **{
@@ -35,7 +43,20 @@ def replay_producer(config: ClientConfig, group: str) -> Producer:
             "transaction.timeout.ms": int(TXN_TIMEOUT_S * 1000),
         },
     )
-    return Producer(settings)
+    settings = with_plugin(settings)
+    producer = Producer(settings)
+    return producer, hand_over(producer, settings)
+
+
+def hand_over(producer: Producer, settings: dict[str, Any]) -> HandOver:
+    """From the compiled core (``DirectProduce``) where it took ``producer`` (created with
+    ``settings``) as a librdkafka plugin; else one ``produce`` call a record
+    (:func:`produce_all`, the reference)."""
+    token = plugin_token(settings)
+    direct = CORE.DirectProduce.of(token) if CORE is not None and token is not None else None
+    if direct is None:
+        return partial(produce_all, producer)
+    return partial(produce_directly, producer, direct)
 
 
 def fence(producer: Producer) -> None:
@@ -60,6 +81,15 @@ def produce_all(producer: Producer, records: list[Record]) -> None:
                 break
             except BufferError:  # local queue full: let librdkafka send, then again
                 producer.poll(0.1)
+
+
+def produce_directly(producer: Producer, direct: Any, records: list[Record]) -> None:
+    """:func:`produce_all` through the compiled core: the records go to librdkafka without
+    a Python call each (confluent-kafka's binding converts each header through Python's
+    API; 1.0 against 0.6 us of CPU a record with seven headers)."""
+    at = 0
+    while (at := direct.produce(records, at)) < len(records):
+        producer.poll(0.1)  # local queue full: let librdkafka send, then on from there
 
 
 def abort_quietly(producer: Any) -> None:

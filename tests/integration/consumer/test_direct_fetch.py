@@ -18,11 +18,11 @@ from rmqcompat.consumer.fetcher import (
     ConsumeFetcher,
     DirectFetcher,
     Fetcher,
-    direct_config,
     new_fetcher,
 )
 from rmqcompat.consumer.intake import accept_run
 from rmqcompat.core import CORE
+from rmqcompat.core_plugin import with_plugin
 from rmqcompat.message import MessageExt
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.wire import plain_decode
@@ -60,7 +60,7 @@ def _read(bootstrap: str, physical: str, direct: bool) -> list[Any]:
         "enable.auto.commit": False,
     }
     if direct:
-        config = {**direct_config(config), **config}
+        config = with_plugin(config)
     consumer = Consumer(config)
     fetcher: Fetcher = new_fetcher(consumer, config)
     assert isinstance(fetcher, DirectFetcher if direct else ConsumeFetcher)

@@ -8,7 +8,7 @@ import logging
 
 from confluent_kafka import TopicPartition
 
-from rmqcompat.consumer.fetcher import PLUGIN_PROPERTY, DirectFetcher, direct_config
+from rmqcompat.consumer.fetcher import DirectFetcher
 
 
 class FakeDirect:
@@ -47,7 +47,3 @@ def test_a_closed_fetch_routes_nothing_and_logs_nothing(caplog):
     with caplog.at_level(logging.DEBUG, "rmqcompat.consumer"):
         fetcher.route([TopicPartition("T", 1)])  # a rebalance served while leaving
     assert direct.forwarded == [("T", 0)] and caplog.text == ""
-
-
-def test_the_users_own_plugins_turn_the_direct_fetch_off():
-    assert direct_config({PLUGIN_PROPERTY: "/opt/theirs.so"}) == {}

@@ -9,6 +9,7 @@ import gc
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from rmqcompat.config import ClientConfig
 from rmqcompat.dlq.chunk import ChunkBuilder, Operator
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.replay import Replayer, ReplayOptions, ReplaySummary
+from rmqcompat.dlq.transactions import produce_all
 from rmqcompat.trace import Tracer
 from rmqcompat.trace.events import Emitter
 from rmqcompat.trace.schema import SCHEMA
@@ -83,11 +85,24 @@ class Builds:
         return chunk
 
 
-def _replay(letters: list[DeadLetter], producer: FakeProducer, replayer: Replayer) -> ReplaySummary:
-    summary = ReplaySummary()
+def _replay(
+    letters: list[DeadLetter],
+    producer: FakeProducer,
+    replayer: Replayer,
+    summary: ReplaySummary | None = None,
+) -> ReplaySummary:
+    summary = summary or ReplaySummary()
     chunks = replayer._chunks(letters, {}, summary)
     with ThreadPoolExecutor(1) as committer:
-        replayer._replay(producer, Builds(producer), chunks, deque(), committer, summary)  # type: ignore[arg-type]
+        replayer._replay(
+            producer,
+            partial(produce_all, producer),
+            Builds(producer),
+            chunks,
+            deque(),
+            committer,
+            summary,
+        )  # type: ignore[arg-type]
     return summary
 
 
@@ -106,9 +121,8 @@ def test_a_failed_commit_aborts_and_counts_only_committed_chunks_as_replayed() -
     producer = FakeProducer(fail_commit=2)
     replayer = Replayer(CONFIG, "G", OPERATOR, ReplayOptions(chunk=2), trace_enabled=False)
     summary = ReplaySummary()
-    chunks = replayer._chunks(dead_letters(6, origin=True), {}, summary)
-    with ThreadPoolExecutor(1) as committer, pytest.raises(KafkaException):
-        replayer._replay(producer, Builds(producer), chunks, deque(), committer, summary)  # type: ignore[arg-type]
+    with pytest.raises(KafkaException):
+        _replay(dead_letters(6, origin=True), producer, replayer, summary)
     transactions = [call for call in producer.calls if not call.startswith("build")]
     assert transactions == ["begin", "commit 1", "begin", "commit 2", "abort"]  # no third
     assert (summary.replayed, summary.failed) == (2, 2)
