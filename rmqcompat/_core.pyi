@@ -1,6 +1,8 @@
 # The compiled core's interface (native/src/lib.rs); rmqcompat.core says when it is used.
 # Each function has exactly the signature of its pure-Python reference.
 
+from collections.abc import Sequence
+
 from confluent_kafka import KafkaError
 
 from rmqcompat.callbacks import bound_call as bound_call
@@ -10,6 +12,7 @@ from rmqcompat.consumer.dispatch import add_batches as add_batches
 from rmqcompat.consumer.intake import accept_run as accept_run
 from rmqcompat.consumer.listener import ConsumeConcurrentlyContext as ConsumeConcurrentlyContext
 from rmqcompat.consumer.settlement import settle_successes as settle_successes
+from rmqcompat.dlq.chunk import Record
 from rmqcompat.dlq.chunk import replay_records as replay_records
 from rmqcompat.dlq.chunk import take_chunk as take_chunk
 from rmqcompat.dlq.model import decode_ids
@@ -78,8 +81,4 @@ class DirectFetch:
 class DirectProduce:
     @staticmethod
     def of(token: str) -> DirectProduce | None: ...
-    def produce(
-        self,
-        records: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes | None]]]],
-        start: int,
-    ) -> int: ...
+    def produce(self, records: Sequence[Record], start: int) -> int: ...

@@ -104,6 +104,21 @@ class ReportingClient:
         self.closed = True
 
 
+#: The headers of a consumer's send-back, as its dead letter carries them.
+SEND_BACK_HEADERS = tuple(
+    props.to_headers(
+        {
+            props.UNIQ_KEY: "ID0",
+            props.ORIGIN_MESSAGE_ID: "ID0",
+            props.RETRY_TOPIC: "Orders",
+            props.RECONSUME_TIME: "17",
+            props.MAX_RECONSUME_TIMES: "16",
+            props.BORN_TIMESTAMP: "1700000000000",
+        }
+    )
+)
+
+
 def dead_letters(count: int, *, origin: bool = False) -> list[DeadLetter]:
     """``count`` dead letters of group G (ids ``M<offset>``, retry topic Orders; with
     ``origin``, origin ids ``O<offset>``)."""

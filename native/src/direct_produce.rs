@@ -11,6 +11,7 @@
 //! confluent-kafka's `produce` has them copied.
 
 use crate::rdkafka::{client_of, rdkafka, Client, Rdkafka, Vu, VuHeader, VuMem, VuValue};
+use crate::replay::{ReplayHeader, ReplayHeaders, ReplayRecords};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -211,25 +212,29 @@ impl DirectProduce {
     ///
     /// Raises `KafkaException` for any other refusal, as `Producer.produce` does, and
     /// TypeError for a record of another shape; the records before it were handed over.
-    fn produce(
-        &self,
-        py: Python<'_>,
-        records: &Bound<'_, PyList>,
-        start: usize,
-    ) -> PyResult<usize> {
+    fn produce(&self, py: Python<'_>, records: &Bound<'_, PyAny>, start: usize) -> PyResult<usize> {
         let rd = rdkafka().ok_or_else(|| PyRuntimeError::new_err("librdkafka not found"))?;
         let held = self.client.lock().unwrap_or_else(|e| e.into_inner());
         if held.rk == 0 {
             return Err(PyRuntimeError::new_err("the producer is closed"));
         }
-        let mut topics = Topics {
+        let mut sender = Sender {
             rd,
-            rk: held.rk as *mut c_void,
-            known: Vec::new(),
+            topics: Topics {
+                rd,
+                rk: held.rk as *mut c_void,
+                known: Vec::new(),
+            },
+            vus: Vec::with_capacity(16),
         };
-        let mut vus: Vec<Vu> = Vec::with_capacity(16);
-        let mut names = Vec::new();
+        if let Ok(built) = records.cast::<ReplayRecords>() {
+            return sender.send_built(py, built.get(), start);
+        }
+        let records = records
+            .cast::<PyList>()
+            .map_err(|_| PyTypeError::new_err("records must be a list"))?;
         let invalid = || PyTypeError::new_err("a record must be (topic, value, key, headers)");
+        let mut names = Vec::new();
         for at in start..records.len() {
             let record = records.get_item(at)?;
             let record = record.cast::<PyTuple>().map_err(|_| invalid())?;
@@ -241,45 +246,126 @@ impl DirectProduce {
                 .cast::<PyString>()
                 .map_err(|_| PyTypeError::new_err("a record's topic must be str"))?;
             let (value, key) = (record.get_borrowed_item(1)?, record.get_borrowed_item(2)?);
-            let headers = record.get_borrowed_item(3)?;
-            vus.clear();
-            vus.push(Vu {
-                vtype: VTYPE_RKT,
-                u: VuValue {
-                    pointer: topics.of(&topic)?,
-                },
-            });
-            vus.push(Vu {
-                vtype: VTYPE_MSGFLAGS,
-                u: VuValue { int: MSG_F_COPY },
-            });
-            if let Some(value) = bytes_of(&value, "value")? {
-                vus.push(mem(VTYPE_VALUE, value));
-            }
-            if let Some(key) = bytes_of(&key, "key")? {
-                vus.push(mem(VTYPE_KEY, key));
-            }
+            sender.start(&topic, &value, &key)?;
             names.clear();
-            add_headers(&mut vus, &mut names, &headers)?;
-            // SAFETY: a live client; every pointer in `vus` is into an object `record`
-            // holds, and librdkafka copies what it keeps before returning.
-            unsafe {
-                let error = (rd.produceva)(topics.rk, vus.as_ptr(), vus.len());
-                if !error.is_null() {
-                    let full = (rd.error_code)(error) == QUEUE_FULL;
-                    let raised = if full {
-                        None
-                    } else {
-                        Some(exception(py, rd, error))
-                    };
-                    (rd.error_destroy)(error);
-                    return match raised {
-                        None => Ok(at),
-                        Some(raised) => Err(raised?),
-                    };
-                }
+            add_headers(&mut sender.vus, &mut names, &record.get_item(3)?)?;
+            // SAFETY: every pointer in the fields is into an object `record` holds.
+            if !unsafe { sender.send(py) }? {
+                return Ok(at);
             }
         }
         Ok(records.len())
+    }
+}
+
+/// Hands records to librdkafka one at a time, each as a list of fields.
+struct Sender<'a> {
+    rd: &'a Rdkafka,
+    topics: Topics<'a>,
+    vus: Vec<Vu>,
+}
+
+impl Sender<'_> {
+    /// Starts the next record's fields: its topic, value and key.
+    fn start(
+        &mut self,
+        topic: &Bound<'_, PyString>,
+        value: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        self.vus.clear();
+        self.vus.push(Vu {
+            vtype: VTYPE_RKT,
+            u: VuValue {
+                pointer: self.topics.of(topic)?,
+            },
+        });
+        self.vus.push(Vu {
+            vtype: VTYPE_MSGFLAGS,
+            u: VuValue { int: MSG_F_COPY },
+        });
+        if let Some(value) = bytes_of(value, "value")? {
+            self.vus.push(mem(VTYPE_VALUE, value));
+        }
+        if let Some(key) = bytes_of(key, "key")? {
+            self.vus.push(mem(VTYPE_KEY, key));
+        }
+        Ok(())
+    }
+
+    /// Hands the record over: false where librdkafka's queue is full (nothing sent).
+    ///
+    /// # Safety
+    /// Every pointer in the fields is valid for the call (librdkafka copies what it
+    /// keeps before returning); the client is live (its lock is held).
+    unsafe fn send(&self, py: Python<'_>) -> PyResult<bool> {
+        let error = (self.rd.produceva)(self.topics.rk, self.vus.as_ptr(), self.vus.len());
+        if error.is_null() {
+            return Ok(true);
+        }
+        let raised = if (self.rd.error_code)(error) == QUEUE_FULL {
+            None
+        } else {
+            Some(exception(py, self.rd, error))
+        };
+        (self.rd.error_destroy)(error);
+        match raised {
+            None => Ok(false),
+            Some(raised) => Err(raised?),
+        }
+    }
+
+    /// [`DirectProduce::produce`] of the records a replay built.
+    fn send_built(
+        &mut self,
+        py: Python<'_>,
+        built: &ReplayRecords,
+        start: usize,
+    ) -> PyResult<usize> {
+        let mut names = Vec::new();
+        for (at, record) in built.records.iter().enumerate().skip(start) {
+            let topic = built.topics[record.topic].bind(py);
+            self.start(topic, record.value.bind(py), record.key.bind(py))?;
+            names.clear();
+            match &record.headers {
+                ReplayHeaders::Python(headers) => {
+                    add_headers(&mut self.vus, &mut names, headers.bind(py))?
+                }
+                ReplayHeaders::Built(headers) => {
+                    for header in headers {
+                        match header {
+                            ReplayHeader::Pair(pair) => {
+                                let pair = pair.bind(py).cast::<PyTuple>()?;
+                                add_header(
+                                    &mut self.vus,
+                                    &mut names,
+                                    &pair.get_item(0)?,
+                                    &pair.get_item(1)?,
+                                )?
+                            }
+                            ReplayHeader::Text(name, span) => {
+                                let text = built.text(*span);
+                                self.vus.push(Vu {
+                                    vtype: VTYPE_HEADER,
+                                    u: VuValue {
+                                        header: VuHeader {
+                                            name: name.as_ptr(),
+                                            value: text.as_ptr().cast(),
+                                            size: text.len() as isize,
+                                        },
+                                    },
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            // SAFETY: every pointer in the fields is into an object `built` holds, or
+            // into its data, or a static name.
+            if !unsafe { self.send(py) }? {
+                return Ok(at);
+            }
+        }
+        Ok(built.records.len())
     }
 }

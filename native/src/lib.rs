@@ -1862,6 +1862,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(rdkafka::plugin_available, module)?)?;
     module.add_class::<direct_fetch::DirectFetch>()?;
     module.add_class::<direct_produce::DirectProduce>()?;
+    module.add_class::<replay::ReplayRecords>()?;
     module.add_class::<direct_fetch::DirectRecord>()?;
     module.add_function(wrap_pyfunction!(intake::accept_run, module)?)?;
     module.add_function(wrap_pyfunction!(bound_call::bound_call, module)?)?;

@@ -3,11 +3,12 @@
 //! `rmqcompat.dlq.chunk.replay_records`, which stay the reference
 //! (`tests/unit/dlq/test_replay_core_parity.py` runs the same inputs through both).
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::ffi::CStr;
 
 /// `rmqcompat.dlq.model.LAYOUTS`, the header layouts seen so far.
 static LAYOUTS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -191,28 +192,107 @@ fn ledger_key(
         .map(|replay| format!("{group}/{dlq_id}#{replay}")))
 }
 
-/// A header `(name, text encoded as UTF-8)`.
-fn text_header<'py>(
-    py: Python<'py>,
-    name: &Bound<'py, PyString>,
-    text: &str,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let value = PyBytes::new(py, text.as_bytes());
-    PyTuple::new(py, [name.as_any(), value.as_any()])
+/// A header of a replayed record.
+pub(crate) enum ReplayHeader {
+    /// A `(name, value)` pair as it is: one of the dead letter's own, or of the stamp.
+    Pair(Py<PyAny>),
+    /// A header the replay adds: its name and its text's place in the records' `data`.
+    Text(&'static CStr, (usize, usize)),
+}
+
+/// A replayed record's headers: built here, or by the Python rule (a list of pairs).
+pub(crate) enum ReplayHeaders {
+    Built(Vec<ReplayHeader>),
+    Python(Py<PyAny>),
+}
+
+/// One replayed record: its topic's index, its value and key objects, its headers.
+pub(crate) struct ReplayRecord {
+    pub topic: usize,
+    pub value: Py<PyAny>,
+    pub key: Py<PyAny>,
+    pub headers: ReplayHeaders,
+}
+
+/// A chunk's replayed records as [`replay_records`] built them: a sequence of the
+/// `(topic, value, key, headers)` tuples `rmqcompat.dlq.chunk.replay_records` returns
+/// (built on demand), which `DirectProduce` hands to librdkafka without building them.
+#[pyclass(module = "rmqcompat._core", name = "ReplayRecords", frozen, sequence)]
+pub struct ReplayRecords {
+    pub(crate) topics: Vec<Py<PyString>>,
+    /// The text of every header the replay added.
+    pub(crate) data: Vec<u8>,
+    pub(crate) records: Vec<ReplayRecord>,
+}
+
+impl ReplayRecords {
+    pub(crate) fn text(&self, span: (usize, usize)) -> &[u8] {
+        &self.data[span.0..span.1]
+    }
+}
+
+#[pymethods]
+impl ReplayRecords {
+    fn __len__(&self) -> usize {
+        self.records.len()
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, at: isize) -> PyResult<Bound<'py, PyTuple>> {
+        let len = self.records.len() as isize;
+        let index = if at < 0 { at + len } else { at };
+        if index < 0 || index >= len {
+            return Err(PyIndexError::new_err("replay record index out of range"));
+        }
+        let record = &self.records[index as usize];
+        let headers = match &record.headers {
+            ReplayHeaders::Python(headers) => headers.bind(py).clone(),
+            ReplayHeaders::Built(built) => {
+                let list = PyList::empty(py);
+                for header in built {
+                    match header {
+                        ReplayHeader::Pair(pair) => list.append(pair.bind(py))?,
+                        ReplayHeader::Text(name, span) => {
+                            let name = PyString::intern(py, &name.to_string_lossy());
+                            let value = PyBytes::new(py, self.text(*span));
+                            list.append(PyTuple::new(py, [name.as_any(), value.as_any()])?)?
+                        }
+                    }
+                }
+                list.into_any()
+            }
+        };
+        PyTuple::new(
+            py,
+            [
+                self.topics[record.topic].bind(py).as_any(),
+                record.value.bind(py),
+                record.key.bind(py),
+                &headers,
+            ],
+        )
+    }
+}
+
+/// Appends `text` to `data`: its place there.
+fn put(data: &mut Vec<u8>, text: &str) -> (usize, usize) {
+    let start = data.len();
+    data.extend_from_slice(text.as_bytes());
+    (start, data.len())
 }
 
 /// The headers of the record replaying `letter` in the common case (its headers carry
 /// `BORN_TIMESTAMP` and every name is text), else `None`: the counterpart of
-/// `rmqcompat.dlq.republish.replay_headers` there.
+/// `rmqcompat.dlq.republish.replay_headers` there. Added texts go to `data`.
 fn plain_replay_headers<'py>(
     py: Python<'py>,
     letter: &Bound<'py, PyAny>,
     replaced: &Bound<'py, PyAny>,
     ids: (&Bound<'py, PyAny>, &Bound<'py, PyAny>, &str),
-    stamp: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyList>>> {
+    stamp: &[Py<PyAny>],
+    data: &mut Vec<u8>,
+) -> PyResult<Option<Vec<ReplayHeader>>> {
     let (msg_id, new_id, replay_id) = ids;
-    let headers = PyList::empty(py);
+    let mut headers = Vec::with_capacity(8 + stamp.len());
     let (mut has_origin, mut has_born) = (false, false);
     for header in letter.getattr(intern!(py, "headers"))?.try_iter()? {
         let header = header?;
@@ -223,7 +303,7 @@ fn plain_replay_headers<'py>(
         has_origin |= text == "ORIGIN_MESSAGE_ID";
         has_born |= text == "BORN_TIMESTAMP";
         if !replaced.contains(&name)? {
-            headers.append(header)?; // byte for byte: the same pair
+            headers.push(ReplayHeader::Pair(header.unbind())); // byte for byte: the same pair
         }
     }
     if !has_born {
@@ -231,19 +311,21 @@ fn plain_replay_headers<'py>(
     }
     if !has_origin {
         let msg_id = msg_id.cast::<PyString>()?.to_str()?;
-        headers.append(text_header(py, intern!(py, "ORIGIN_MESSAGE_ID"), msg_id)?)?;
+        headers.push(ReplayHeader::Text(c"ORIGIN_MESSAGE_ID", put(data, msg_id)));
     }
     let new_id = new_id.cast::<PyString>()?.to_str()?;
-    headers.append(text_header(py, intern!(py, "UNIQ_KEY"), new_id)?)?;
-    headers.append(text_header(py, intern!(py, "REPLAY_ID"), replay_id)?)?;
-    for header in stamp.try_iter()? {
-        headers.append(header?)?;
-    }
+    headers.push(ReplayHeader::Text(c"UNIQ_KEY", put(data, new_id)));
+    headers.push(ReplayHeader::Text(c"REPLAY_ID", put(data, replay_id)));
+    headers.extend(
+        stamp
+            .iter()
+            .map(|pair| ReplayHeader::Pair(pair.clone_ref(py))),
+    );
     Ok(Some(headers))
 }
 
 /// The replaying records and ledger rows of a chunk of dead letters: the counterpart of
-/// `rmqcompat.dlq.chunk.replay_records` (see it).
+/// `rmqcompat.dlq.chunk.replay_records` (see it), whose records come as [`ReplayRecords`].
 #[pyfunction]
 pub fn replay_records<'py>(
     py: Python<'py>,
@@ -253,13 +335,22 @@ pub fn replay_records<'py>(
     namespace: &Bound<'py, PyAny>,
     target: &Bound<'py, PyAny>,
     stamp: &Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+) -> PyResult<(ReplayRecords, Bound<'py, PyList>)> {
     let replaced = REPLACED_NAMES
         .import(py, "rmqcompat.dlq.republish", "replaced_names")?
         .call1((target,))?;
     let to_kafka_topic = TO_KAFKA_TOPIC.import(py, "rmqcompat.topics.naming", "to_kafka_topic")?;
-    let (records, rows) = (PyList::empty(py), PyList::empty(py));
-    let mut last: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None; // (topic, physical)
+    let stamp_pairs: Vec<Py<PyAny>> = stamp
+        .try_iter()?
+        .map(|pair| pair.map(Bound::unbind))
+        .collect::<PyResult<_>>()?;
+    let rows = PyList::empty(py);
+    let mut built = ReplayRecords {
+        topics: Vec::new(),
+        data: Vec::new(),
+        records: Vec::new(),
+    };
+    let mut last: Option<(Bound<'py, PyAny>, usize)> = None; // (topic, its physical's index)
     let mut new_ids = new_ids.try_iter()?;
     let differ = || PyValueError::new_err("replay_records: pending and new_ids differ in length");
     for entry in pending.try_iter()? {
@@ -279,13 +370,18 @@ pub fn replay_records<'py>(
         decode_once(py, &letter)?;
         let msg_id = letter.getattr(intern!(py, "_msg_id"))?;
         let plain = match &replay_id {
-            Some(key) => {
-                plain_replay_headers(py, &letter, &replaced, (&msg_id, &new_id, key), stamp)?
-            }
+            Some(key) => plain_replay_headers(
+                py,
+                &letter,
+                &replaced,
+                (&msg_id, &new_id, key),
+                &stamp_pairs,
+                &mut built.data,
+            )?,
             None => None,
         };
         let headers = match plain {
-            Some(headers) => headers.into_any(),
+            Some(headers) => ReplayHeaders::Built(headers),
             None => {
                 let key = match replay_id {
                     Some(key) => PyString::new(py, &key).into_any(),
@@ -293,26 +389,31 @@ pub fn replay_records<'py>(
                         .import(py, "rmqcompat.dlq.page", "ledger_key")?
                         .call1((group, &id, &replay))?,
                 };
-                REPLAY_HEADERS
+                let headers = REPLAY_HEADERS
                     .import(py, "rmqcompat.dlq.republish", "replay_headers")?
-                    .call1((&letter, target, &new_id, key, stamp))?
+                    .call1((&letter, target, &new_id, key, stamp))?;
+                ReplayHeaders::Python(headers.unbind())
             }
         };
         let physical = match &last {
-            Some((known, physical)) if known.is(&topic) || known.eq(&topic)? => physical.clone(),
+            Some((known, at)) if known.is(&topic) || known.eq(&topic)? => *at,
             _ => {
                 let physical = to_kafka_topic.call1((&topic, namespace))?;
-                last = Some((topic.clone(), physical.clone()));
-                physical
+                let physical = physical.cast_into::<PyString>().map_err(|_| {
+                    PyTypeError::new_err("replay_records: a Kafka topic name is not str")
+                })?;
+                built.topics.push(physical.unbind());
+                let at = built.topics.len() - 1;
+                last = Some((topic.clone(), at));
+                at
             }
         };
-        let record = [
-            physical,
-            letter.getattr(intern!(py, "body"))?,
-            letter.getattr(intern!(py, "key"))?,
+        built.records.push(ReplayRecord {
+            topic: physical,
+            value: letter.getattr(intern!(py, "body"))?.unbind(),
+            key: letter.getattr(intern!(py, "key"))?.unbind(),
             headers,
-        ];
-        records.append(PyTuple::new(py, record)?)?;
+        });
         let row = [
             id,
             msg_id,
@@ -327,7 +428,7 @@ pub fn replay_records<'py>(
     if new_ids.next().is_some() {
         return Err(differ()); // as zip(strict=True): once every pending entry was built
     }
-    Ok((records, rows))
+    Ok((built, rows))
 }
 
 /// `tally.<name> += 1`.

@@ -44,11 +44,14 @@ class Operator:
 
 @dataclass(frozen=True)
 class Chunk:
-    """The records of one transaction: a message per ``pending`` entry, then its pages;
-    ``rows`` are the pages' rows, one per ``pending`` entry."""
+    """The records of one transaction: a message per ``pending`` entry (with the core, a
+    ``ReplayRecords`` of them, which it hands over without building each tuple), then
+    the ledger ``pages`` recording them; ``rows`` are the pages' rows, one per
+    ``pending`` entry."""
 
     pending: Sequence[Pending]
-    records: list[Record]
+    records: Sequence[Record]
+    pages: list[Record]
     rows: Sequence[Row]
 
 
@@ -136,9 +139,11 @@ class ChunkBuilder:
             self._target,
             replay_stamp(when_ms),
         )
-        for start in range(0, len(rows), PAGE_SIZE):
-            records.append(self._page(rows[start : start + PAGE_SIZE], when_ms))
-        return Chunk(pending, records, rows)
+        pages = [
+            self._page(rows[start : start + PAGE_SIZE], when_ms)
+            for start in range(0, len(rows), PAGE_SIZE)
+        ]
+        return Chunk(pending, records, pages, rows)
 
     def _page(self, rows: list[Row], when_ms: int) -> Record:
         operator = self._operator
@@ -155,14 +160,16 @@ def replay_records(
     namespace: str,
     target: Target,
     stamp: tuple[Header, ...],
-) -> tuple[list[Record], list[Row]]:
+) -> tuple[Sequence[Record], list[Row]]:
     """The message replaying each ``pending`` dead letter (with its new message id from
     ``new_ids``) and the ledger row recording it, in order; ``stamp`` is
     :func:`~rmqcompat.dlq.republish.replay_stamp` of the replay's time.
 
     The one loop a replay runs per dead letter. The pure-Python reference of the core's
     ``replay_records``: the same answer for every input
-    (``tests/unit/dlq/test_replay_core_parity.py``).
+    (``tests/unit/dlq/test_replay_core_parity.py``), the core's records being a
+    ``ReplayRecords``, a sequence of the same tuples that its ``DirectProduce`` hands to
+    librdkafka without building them.
 
     Raises:
         ValueError: ``new_ids`` is not as long as ``pending``.
@@ -181,5 +188,6 @@ def replay_records(
 
 
 #: Building a replay's records took 4-6 us a dead letter in Python, more than handing them
-#: to librdkafka (2-2.5 us): the replay's own thread was its bottleneck.
+#: to librdkafka (2-2.5 us): the replay's own thread was its bottleneck. The core's records
+#: are a ``ReplayRecords``, a sequence of the same tuples.
 _replay_records = replay_records if CORE is None else CORE.replay_records

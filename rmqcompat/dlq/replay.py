@@ -293,6 +293,7 @@ class Replayer:
             producer.begin_transaction()
             try:
                 hand_over(chunk.records)
+                hand_over(chunk.pages)
                 # no delivery callbacks: the commit succeeds only if every record was written
                 commit = committer.submit(producer.commit_transaction, TXN_TIMEOUT_S)
                 following = build(next(chunks, []))

@@ -3,7 +3,7 @@ a chunk's records to librdkafka, aborting, and the collector pause around it all
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -27,7 +27,7 @@ def transactional_id(namespace: str, group: str) -> str:
 
 
 #: Hands a chunk's records to the replay's producer, in order (see :func:`hand_over`).
-HandOver = Callable[[list[Record]], None]
+HandOver = Callable[[Sequence[Record]], None]
 
 
 def replay_producer(config: ClientConfig, group: str) -> tuple[Producer, HandOver]:
@@ -68,7 +68,7 @@ def fence(producer: Producer) -> None:
     producer.init_transactions(TXN_TIMEOUT_S)
 
 
-def produce_all(producer: Producer, records: list[Record]) -> None:
+def produce_all(producer: Producer, records: Sequence[Record]) -> None:
     """Hand ``records`` to librdkafka, in order, waiting while its queue is full."""
     produce = producer.produce
     for topic, value, key, headers in records:
@@ -83,7 +83,7 @@ def produce_all(producer: Producer, records: list[Record]) -> None:
                 producer.poll(0.1)
 
 
-def produce_directly(producer: Producer, direct: Any, records: list[Record]) -> None:
+def produce_directly(producer: Producer, direct: Any, records: Sequence[Record]) -> None:
     """:func:`produce_all` through the compiled core: the records go to librdkafka without
     a Python call each (confluent-kafka's binding converts each header through Python's
     API; 1.0 against 0.6 us of CPU a record with seven headers)."""

@@ -1,7 +1,8 @@
 """The compiled core's direct produce (``produce_directly`` of ``rmqcompat.dlq.transactions``)
 against its reference, confluent-kafka's positional ``produce`` (``produce_all``): the same
-records give the same messages on the broker; a full local queue is waited out, in order;
-what ``produce`` refuses is refused alike, after the records before it went."""
+records give the same messages on the broker, whether a list of tuples or the
+``ReplayRecords`` the core's ``replay_records`` builds; a full local queue is waited out,
+in order; what ``produce`` refuses is refused alike, after the records before it went."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from consumer_helpers import create_topic, read_kafka_topic
+from unit_fakes import SEND_BACK_HEADERS
 
+from rmqcompat import properties as props
 from rmqcompat.core import CORE
 from rmqcompat.core_plugin import plugin_token, with_plugin
+from rmqcompat.dlq.model import DeadLetter
+from rmqcompat.dlq.republish import replay_stamp
 from rmqcompat.dlq.transactions import produce_all, produce_directly
+from rmqcompat.topics.naming import retry_topic
 
 pytestmark = pytest.mark.skipif(CORE is None, reason="the direct produce is the compiled core's")
 
@@ -57,6 +63,41 @@ def test_the_same_records_are_the_same_messages_both_ways(kafka_bootstrap, names
     got = [shape(r) for r in read_kafka_topic(kafka_bootstrap, direct_topic, count=count)]
     assert len(expected) == count
     assert got == expected
+
+
+def letters() -> list[DeadLetter]:
+    """Dead letters the core builds the records of itself (a send-back's, one without
+    ``ORIGIN_MESSAGE_ID``) and one it leaves to the Python rule (no ``BORN_TIMESTAMP``)."""
+    send_back = [*SEND_BACK_HEADERS, ("user", None)]
+    no_origin = [h for h in send_back if h[0] != props.ORIGIN_MESSAGE_ID]
+    no_born = [h for h in send_back if h[0] != props.BORN_TIMESTAMP]
+    chosen = [send_back, no_origin, no_born]
+    return [
+        DeadLetter("G", "ns.rmq.dlq.G", 0, at, 9, b"body", b"k", tuple(headers))
+        for at, headers in enumerate(chosen)
+    ]
+
+
+def test_a_replays_records_are_the_same_messages_as_their_tuples(kafka_bootstrap, namespace):
+    reference_ns, direct_ns = f"{namespace}r", f"{namespace}d"
+    made = []
+    for ns in (reference_ns, direct_ns):
+        create_topic(kafka_bootstrap, retry_topic("G"), ns)
+        pending = [(letter, retry_topic("G"), 0) for letter in letters()]
+        ids = [f"NEW{i}" for i in range(len(pending))]
+        made.append(CORE.replay_records(pending, ids, "G", ns, "retry", replay_stamp(77))[0])
+    reference, built = made
+    assert type(built).__name__ == "ReplayRecords"
+    producer, direct = new_producer(kafka_bootstrap)
+    produce_all(producer, list(reference))
+    produce_directly(producer, direct, built)
+    assert producer.flush(30) == 0
+    read = [
+        [shape(r) for r in read_kafka_topic(kafka_bootstrap, records[0][0], count=3)]
+        for records in made
+    ]
+    assert len(read[0]) == 3
+    assert read[1] == read[0]
 
 
 def test_a_full_queue_is_waited_out_in_order(kafka_bootstrap, namespace):

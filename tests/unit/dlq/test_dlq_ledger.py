@@ -159,12 +159,13 @@ def test_malformed_format_2_pages_are_refused(value: bytes) -> None:
         LedgerPage.decode(value)
 
 
-def test_a_chunk_is_its_messages_then_its_pages_and_every_replay_is_in_a_page() -> None:
+def test_a_chunk_is_its_messages_and_its_pages_and_every_replay_is_in_a_page() -> None:
     count = 2 * PAGE_SIZE + 1
     pending: list[Pending] = [(letter, "%RETRY%G", 0) for letter in dead_letters(count)]
     pending[-1] = (pending[-1][0], "%RETRY%G", 3)  # a forced replay, the fourth
     chunk = ChunkBuilder("G", "retry", "ns", "ns.rmq.replay-log", OPERATOR).build(pending, 77)
-    messages, pages = chunk.records[:count], chunk.records[count:]
+    messages, pages = list(chunk.records), chunk.pages
+    assert len(messages) == count
     assert {topic for topic, *_ in messages} == {"ns.rmq.retry.G"}
     assert [topic for topic, *_ in pages] == ["ns.rmq.replay-log"] * 3
     entries = [entry for _, value, _, _ in pages for entry in LedgerPage.decode(value).entries()]
@@ -196,6 +197,6 @@ def test_page_keys_are_never_reused_within_a_run_or_across_runs() -> None:
     for _ in range(2):
         builder = ChunkBuilder("G", "retry", "", "rmq.replay-log", OPERATOR)
         for _ in range(2):
-            keys += [key for _, _, key, _ in builder.build(pending, 1).records[3:]]
+            keys += [key for _, _, key, _ in builder.build(pending, 1).pages]
     assert len(keys) == len(set(keys)) == 4
     assert all(key is not None and key.startswith(b"G/") for key in keys)
