@@ -7,7 +7,7 @@ use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use std::ffi::CStr;
 
 /// `rmqcompat.dlq.model.LAYOUTS`, the header layouts seen so far.
@@ -143,12 +143,27 @@ pub fn decode_letter_ids<'py>(
     Ok(layout)
 }
 
-/// Decodes `letter`'s ids unless it was before: what its properties do on first use.
-fn decode_once(py: Python<'_>, letter: &Bound<'_, PyAny>) -> PyResult<()> {
-    if letter.getattr(intern!(py, "_layout"))?.is_none() {
-        decode_letter_ids(py, letter)?;
+/// Decodes `letter`'s ids unless it was before (what its properties do on first use):
+/// its header layout.
+fn decode_once<'py>(py: Python<'py>, letter: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let layout = letter.getattr(intern!(py, "_layout"))?;
+    if layout.is_none() {
+        decode_letter_ids(py, letter)
+    } else {
+        Ok(layout)
     }
-    Ok(())
+}
+
+/// `str(value)`: an `int`'s digits without a Python string (a bool is not one);
+/// `Err` inside for text with a lone surrogate.
+fn decimal(value: &Bound<'_, PyAny>) -> PyResult<Result<String, ()>> {
+    if value.is_exact_instance_of::<PyInt>() {
+        if let Ok(number) = value.extract::<i64>() {
+            return Ok(Ok(number.to_string()));
+        }
+    }
+    let text = value.str()?;
+    Ok(text.to_str().map(str::to_owned).map_err(|_| ()))
 }
 
 /// `letter.dlq_id`: `rmqcompat.wire.offset_message_id` of where the dead letter is
@@ -159,11 +174,9 @@ fn dlq_id<'py>(py: Python<'py>, letter: &Bound<'py, PyAny>) -> PyResult<Bound<'p
         return Ok(known);
     }
     let topic = letter.getattr(intern!(py, "dlq_topic"))?.str()?;
-    let partition = letter.getattr(intern!(py, "partition"))?.str()?;
-    let offset = letter.getattr(intern!(py, "offset"))?.str()?;
-    let (Ok(topic), Ok(partition), Ok(offset)) =
-        (topic.to_str(), partition.to_str(), offset.to_str())
-    else {
+    let partition = decimal(&letter.getattr(intern!(py, "partition"))?)?;
+    let offset = decimal(&letter.getattr(intern!(py, "offset"))?)?;
+    let (Ok(topic), Ok(partition), Ok(offset)) = (topic.to_str(), partition, offset) else {
         return letter.getattr(intern!(py, "dlq_id")); // text with a lone surrogate: Python's
     };
     let id = PyString::new(py, &format!("{topic}@{partition}@{offset}")).into_any();
@@ -280,34 +293,67 @@ fn put(data: &mut Vec<u8>, text: &str) -> (usize, usize) {
     (start, data.len())
 }
 
-/// The headers of the record replaying `letter` in the common case (its headers carry
-/// `BORN_TIMESTAMP` and every name is text), else `None`: the counterpart of
-/// `rmqcompat.dlq.republish.replay_headers` there. Added texts go to `data`.
-fn plain_replay_headers<'py>(
-    py: Python<'py>,
-    letter: &Bound<'py, PyAny>,
-    replaced: &Bound<'py, PyAny>,
-    ids: (&Bound<'py, PyAny>, &Bound<'py, PyAny>, &str),
-    stamp: &[Py<PyAny>],
-    data: &mut Vec<u8>,
-) -> PyResult<Option<Vec<ReplayHeader>>> {
-    let (msg_id, new_id, replay_id) = ids;
-    let mut headers = Vec::with_capacity(8 + stamp.len());
-    let (mut has_origin, mut has_born) = (false, false);
-    for header in letter.getattr(intern!(py, "headers"))?.try_iter()? {
-        let header = header?;
-        let name = field(&header, 0)?;
+/// What a replay keeps of the headers of one layout in the common case (every name is
+/// text, `BORN_TIMESTAMP` among them): the indexes of the headers kept as they are, and
+/// whether `ORIGIN_MESSAGE_ID` is among them; None outside it.
+type Plan = Option<(Vec<usize>, bool)>;
+
+fn plan<'py>(layout: &Bound<'py, PyAny>, replaced: &Bound<'py, PyAny>) -> PyResult<Plan> {
+    let names = layout.getattr(intern!(layout.py(), "names"))?;
+    let (mut keep, mut has_origin, mut has_born) = (Vec::new(), false, false);
+    for (at, name) in names.try_iter()?.enumerate() {
+        let name = name?;
         let Ok(text) = name.cast::<PyString>() else {
             return Ok(None);
         };
         has_origin |= text == "ORIGIN_MESSAGE_ID";
         has_born |= text == "BORN_TIMESTAMP";
         if !replaced.contains(&name)? {
-            headers.push(ReplayHeader::Pair(header.unbind())); // byte for byte: the same pair
+            keep.push(at);
         }
     }
-    if !has_born {
+    Ok(has_born.then_some((keep, has_origin)))
+}
+
+/// The plans of the layouts seen in one call, by the layout's identity.
+struct Plans<'py> {
+    replaced: Bound<'py, PyAny>,
+    known: Vec<(Bound<'py, PyAny>, Plan)>,
+}
+
+impl<'py> Plans<'py> {
+    fn of(&mut self, layout: &Bound<'py, PyAny>) -> PyResult<&Plan> {
+        let at = match self.known.iter().position(|(known, _)| known.is(layout)) {
+            Some(at) => at,
+            None => {
+                let planned = plan(layout, &self.replaced)?;
+                self.known.push((layout.clone(), planned));
+                self.known.len() - 1
+            }
+        };
+        Ok(&self.known[at].1)
+    }
+}
+
+/// The headers of the record replaying `letter` in the common case (`plan` is its
+/// layout's), else `None`: the counterpart of `rmqcompat.dlq.republish.replay_headers`
+/// there. Added texts go to `data`.
+fn plain_replay_headers<'py>(
+    py: Python<'py>,
+    letter: &Bound<'py, PyAny>,
+    plan: &Plan,
+    ids: (&Bound<'py, PyAny>, &Bound<'py, PyAny>, &str),
+    stamp: &[Py<PyAny>],
+    data: &mut Vec<u8>,
+) -> PyResult<Option<Vec<ReplayHeader>>> {
+    let Some((keep, has_origin)) = plan else {
         return Ok(None);
+    };
+    let (msg_id, new_id, replay_id) = ids;
+    let letter_headers = letter.getattr(intern!(py, "headers"))?;
+    let mut headers = Vec::with_capacity(keep.len() + 3 + stamp.len());
+    for &at in keep {
+        headers.push(ReplayHeader::Pair(field(&letter_headers, at)?.unbind())); // the same pair
     }
     if !has_origin {
         let msg_id = msg_id.cast::<PyString>()?.to_str()?;
@@ -339,6 +385,10 @@ pub fn replay_records<'py>(
     let replaced = REPLACED_NAMES
         .import(py, "rmqcompat.dlq.republish", "replaced_names")?
         .call1((target,))?;
+    let mut plans = Plans {
+        replaced,
+        known: Vec::new(),
+    };
     let to_kafka_topic = TO_KAFKA_TOPIC.import(py, "rmqcompat.topics.naming", "to_kafka_topic")?;
     let stamp_pairs: Vec<Py<PyAny>> = stamp
         .try_iter()?
@@ -367,13 +417,13 @@ pub fn replay_records<'py>(
         let [letter, topic, replay] = [entry.get_item(0)?, entry.get_item(1)?, entry.get_item(2)?];
         let id = dlq_id(py, &letter)?;
         let replay_id = ledger_key(group, &id, &replay)?;
-        decode_once(py, &letter)?;
+        let layout = decode_once(py, &letter)?;
         let msg_id = letter.getattr(intern!(py, "_msg_id"))?;
         let plain = match &replay_id {
             Some(key) => plain_replay_headers(
                 py,
                 &letter,
-                &replaced,
+                plans.of(&layout)?,
                 (&msg_id, &new_id, key),
                 &stamp_pairs,
                 &mut built.data,
