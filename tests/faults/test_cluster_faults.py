@@ -42,20 +42,23 @@ from ladder_scenario import (
 )
 
 from rmqcompat.config import ClientConfig
-from rmqcompat.devbroker import DevCluster
+from rmqcompat.devbroker import DevBroker, DevCluster
+from rmqcompat.devbroker.errors import DevBrokerError
 from rmqcompat.dlq.ledger import read_ledger
 from rmqcompat.forwarder.settings import forwarder_group
 from rmqcompat.topics.delay_levels import DelayLevels
 from rmqcompat.topics.naming import dlq_topic, kafka_group_id, retry_topic, to_kafka_topic
 from rmqcompat.wire import offset_message_id
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(540)]
 
 #: The level topic of the first retry (level 3): the busiest one of the ladder.
 FIRST_RETRY_LEVEL = DelayLevels.parse(DELAY_TABLE).topics()[2]
 FREEZE_S = 20.0
 #: How long a restarted node may take to start and to be back in sync.
 CATCH_UP_S = 180.0
+#: How long a SIGKILLed node's start is waited for before it is stopped and made again.
+RESTART_S = 120.0
 #: Successes after the fault that show the ladder moves again.
 RESUMED = 500
 #: How far a partition's committed offset may trail what its consumer has processed: the
@@ -153,11 +156,23 @@ def test_leader_of_a_level_partition_sigkilled_while_forwarding(run: Run) -> Non
         node.kill()
         before = run.succeeded()
         run.wait_for(lambda: run.succeeded() >= before + RESUMED, "the ladder without the node")
-        # a SIGKILLed node recovers its logs first; on a loaded 2-core machine its start
-        # once took over the kind's 90 s (CI, 2026-11-26), and its start is not under test
-        node.start(timeout_s=CATCH_UP_S)
+        start_again(node)
 
     _scenario(run, fault, "leader of a level partition SIGKILLed, restarted", BROKER_FAULT_BOUND)
+
+
+def start_again(node: DevBroker) -> None:
+    """Starts a SIGKILLed node, twice if need be: its start is not under test. It recovers
+    its logs first, which on a loaded 2-core machine once took over the kind's 90 s (CI,
+    2026-11-26); once it won the controller election and then opened no listener for
+    180 s (CI, 2026-11-29, Apache Kafka 4.1.1). A start that does not serve in
+    :data:`RESTART_S` is stopped (its data kept) and made again."""
+    try:
+        node.start(timeout_s=RESTART_S)
+    except DevBrokerError as exc:
+        first_line = str(exc).splitlines()[0]
+        print(f"node {node.bootstrap_servers} started again: {first_line}", file=sys.stderr)
+        node.start(timeout_s=RESTART_S)
 
 
 def test_a_broker_frozen_for_20_s(run: Run) -> None:
