@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use std::ffi::CStr;
+use std::sync::Mutex;
 
 /// `rmqcompat.dlq.model.LAYOUTS`, the header layouts seen so far.
 static LAYOUTS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -84,14 +85,46 @@ fn item<'py>(
     }
 }
 
-/// The layout, message ids and original topic of a dead letter, derived at once: the
-/// counterpart of `rmqcompat.dlq.model.decode_ids` (see it).
-#[pyfunction]
-pub fn decode_letter_ids<'py>(
-    py: Python<'py>,
-    letter: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let headers = letter.getattr(intern!(py, "headers"))?;
+/// The layout of the dead letter decoded last, which the next one most often shares.
+static LAST_LAYOUT: Mutex<Option<Py<PyAny>>> = Mutex::new(None);
+
+/// Whether `headers`' names are `names` (a layout's), equal one by one: what finding
+/// the layout in `LAYOUTS` by a tuple of them would compare, without the tuple or a
+/// hash of each (the names of each dead letter are new objects). A comparison that
+/// raises counts as a difference: the lookup then decides.
+fn same_names(headers: &Bound<'_, PyAny>, names: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(names) = names.cast::<PyTuple>() else {
+        return Ok(false);
+    };
+    let mut count = 0;
+    for header in headers.try_iter()? {
+        let header = header?;
+        if count >= names.len() {
+            return Ok(false);
+        }
+        let (name, known) = (field(&header, 0)?, names.get_item(count)?);
+        if !(known.is(&name) || known.eq(&name).unwrap_or(false)) {
+            return Ok(false);
+        }
+        count += 1;
+    }
+    Ok(count == names.len())
+}
+
+/// `rmqcompat.dlq.model.header_layout(headers)`: the last letter's layout where its
+/// names are the same, else the one `LAYOUTS` holds or makes.
+fn layout_of<'py>(py: Python<'py>, headers: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    // the lock is never held over a Python call, which may let another thread run
+    let last = LAST_LAYOUT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|layout| layout.clone_ref(py).into_bound(py));
+    if let Some(layout) = last {
+        if same_names(headers, &layout.getattr(intern!(py, "names"))?)? {
+            return Ok(layout);
+        }
+    }
     let mut names = Vec::new();
     for header in headers.try_iter()? {
         names.push(field(&header?, 0)?);
@@ -102,8 +135,26 @@ pub fn decode_letter_ids<'py>(
         Some(layout) => layout,
         None => HEADER_LAYOUT
             .import(py, "rmqcompat.dlq.model", "header_layout")?
-            .call1((&headers,))?,
+            .call1((headers,))?,
     };
+    let kept = Some(layout.clone().unbind());
+    let replaced = std::mem::replace(
+        &mut *LAST_LAYOUT.lock().unwrap_or_else(|e| e.into_inner()),
+        kept,
+    );
+    drop(replaced); // after the lock: letting go of it may free it
+    Ok(layout)
+}
+
+/// The layout, message ids and original topic of a dead letter, derived at once: the
+/// counterpart of `rmqcompat.dlq.model.decode_ids` (see it).
+#[pyfunction]
+pub fn decode_letter_ids<'py>(
+    py: Python<'py>,
+    letter: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let headers = letter.getattr(intern!(py, "headers"))?;
+    let layout = layout_of(py, &headers)?;
     let ids = layout.getattr(intern!(py, "ids"))?;
     let value_at = |slot: usize| -> PyResult<Option<Bound<'py, PyAny>>> {
         let at = field(&ids, slot)?;
