@@ -16,6 +16,7 @@ from rmqcompat.dlq.chunk import Record
 from rmqcompat.dlq.chunk import replay_records as replay_records
 from rmqcompat.dlq.chunk import take_chunk as take_chunk
 from rmqcompat.dlq.model import decode_ids
+from rmqcompat.dlq.page import compact_rows as compact_rows
 from rmqcompat.forwarder.holding import hold_run as hold_run
 from rmqcompat.forwarder.holding import record_size as record_size
 from rmqcompat.forwarder.plan import plain_release as plain_release

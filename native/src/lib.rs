@@ -22,6 +22,7 @@ mod direct_fetch;
 mod direct_produce;
 mod holding;
 mod intake;
+mod ledger_page;
 mod message_ext;
 
 use message_ext::{field, Field};
@@ -1874,6 +1875,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(replay::decode_letter_ids, module)?)?;
     module.add_function(wrap_pyfunction!(replay::replay_records, module)?)?;
     module.add_function(wrap_pyfunction!(replay::take_chunk, module)?)?;
+    module.add_function(wrap_pyfunction!(ledger_page::compact_rows, module)?)?;
     module.add_function(wrap_pyfunction!(consume_batch::add_batches, module)?)?;
     module.add_function(wrap_pyfunction!(consume_batch::settle_successes, module)?)?;
     module.add_class::<consume_batch::BatchRunner>()?;

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rmqcompat.core import CORE
 from rmqcompat.errors import MalformedHeaderError
 
 #: Replays per ledger record. A replay takes 60-250 bytes (at most about 700 with the
@@ -130,27 +131,42 @@ class LedgerPage:
 
     def _compact(self) -> bytes | None:
         """Format 2, or None if a field holds a tab or a line break (see the ledger)."""
-        lines: list[str] = []
-        add = lines.append
-        tabs = 0
-        above: tuple[str, str] | None = None  # the topics of the row above
-        for dlq_id, msg_id, origin, original, replayed_to, new_id, replay in self.replays:
-            if above is not None and original == above[0] and replayed_to == above[1]:
-                if origin == msg_id:
-                    add(f"{dlq_id}\t{msg_id}\t{new_id}\t{replay}")
-                    tabs += 3
-                    continue
-                add(f"{dlq_id}\t{msg_id}\t{new_id}\t{replay}\t{origin}")
-                tabs += 4
-                continue
-            add(f"{dlq_id}\t{msg_id}\t{new_id}\t{replay}\t{origin}\t{original}\t{replayed_to}")
-            tabs += 6
-            above = (original, replayed_to)
-        body = "\n".join(lines)
-        if body.count("\t") != tabs or body.count("\n") != len(lines) - (1 if lines else 0):
-            return None  # a field holds a separator
+        body = active_compact_rows(self.replays)
+        if body is None:
+            return None
         shared = {name: getattr(self, name) for name in _SHARED}
         return f"{_encoder.encode({'format': COMPACT_FORMAT, **shared})}\n{body}".encode()
+
+
+def compact_rows(replays: Sequence[Row]) -> str | None:
+    """The body of a format 2 page: a line per replay, its topics and origin id left out
+    where the line above says them (see the ledger); None if a field holds a tab or a
+    line break. The pure-Python reference of the core's ``compact_rows``: the same
+    answer for every input (``tests/unit/dlq/test_replay_core_parity.py``)."""
+    lines: list[str] = []
+    add = lines.append
+    tabs = 0
+    above: tuple[str, str] | None = None  # the topics of the row above
+    for dlq_id, msg_id, origin, original, replayed_to, new_id, replay in replays:
+        if above is not None and original == above[0] and replayed_to == above[1]:
+            if origin == msg_id:
+                add(f"{dlq_id}\t{msg_id}\t{new_id}\t{replay}")
+                tabs += 3
+                continue
+            add(f"{dlq_id}\t{msg_id}\t{new_id}\t{replay}\t{origin}")
+            tabs += 4
+            continue
+        add(f"{dlq_id}\t{msg_id}\t{new_id}\t{replay}\t{origin}\t{original}\t{replayed_to}")
+        tabs += 6
+        above = (original, replayed_to)
+    body = "\n".join(lines)
+    if body.count("\t") != tabs or body.count("\n") != len(lines) - (1 if lines else 0):
+        return None  # a field holds a separator
+    return body
+
+
+#: Writing a page's lines took about 0.3 us a replay in Python.
+active_compact_rows = compact_rows if CORE is None else CORE.compact_rows
 
 
 def _json(text: str, fields: frozenset[str]) -> dict[str, Any]:

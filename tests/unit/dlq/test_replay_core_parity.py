@@ -11,6 +11,7 @@ names, letters decoded before or not.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from unit_fakes import SEND_BACK_HEADERS
 
 from rmqcompat import properties as props
-from rmqcompat.dlq import chunk, model
+from rmqcompat.dlq import chunk, model, page
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.republish import replay_stamp
 
@@ -193,3 +194,54 @@ def test_the_core_builds_the_usual_replay_record_itself() -> None:
     ]
     assert rows == [("ns.rmq.dlq.G@0@7", "ID0", "ID0", "Orders", "%RETRY%G", "NEW", 2)]
     assert letter.layout.names == tuple(name for name, _ in headers)  # decoded on the way
+
+
+#: Ledger row fields: the usual ids and topics, text with a separator, with a lone
+#: surrogate, and objects that are not text.
+ROW_TEXTS = st.one_of(
+    st.sampled_from(["ID0", "ID1", "Orders", "%RETRY%G", "a\tb", "a\nb", "a\rb", "\ud800", ""]),
+    st.text(max_size=6),
+    st.sampled_from([5, None, b"ID0"]),
+)
+ROWS = st.lists(
+    st.one_of(
+        st.tuples(*[ROW_TEXTS] * 6, st.one_of(st.integers(-2, 3), st.just(2**70), st.just(True))),
+        st.builds(lambda row: list(row), st.tuples(*[ROW_TEXTS] * 6, st.integers(0, 2))),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=400)
+@given(ROWS, st.booleans())
+def test_a_pages_lines_are_written_the_same_compiled_and_pure(
+    rows: list[Any], as_tuple: bool
+) -> None:
+    replays = tuple(rows) if as_tuple else rows
+    outcomes = []
+    for kernel in (compiled_core().compact_rows, page.compact_rows):
+        try:
+            outcomes.append(kernel(replays))
+        except Exception as exc:  # the exception's type is the outcome compared
+            outcomes.append(type(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_the_core_writes_the_usual_page_itself() -> None:
+    """Rows of one destination: the first line says the topics, the next ones leave them
+    (and an origin id equal to the message id) out."""
+    rows = [
+        ("d@0@1", "ID1", "ID1", "Orders", "%RETRY%G", "N1", 0),
+        ("d@0@2", "ID2", "O2", "Orders", "%RETRY%G", "N2", 3),
+        ("d@0@3", "ID3", "ID3", "Orders", "%RETRY%G", "N3", 0),
+    ]
+    body = "d@0@1\tID1\tN1\t0\tID1\tOrders\t%RETRY%G\nd@0@2\tID2\tN2\t3\tO2\nd@0@3\tID3\tN3\t0"
+    called: list[str] = []
+    sys.setprofile(lambda frame, event, _: called.append(frame.f_code.co_name))
+    try:
+        compiled = compiled_core().compact_rows(rows)
+    finally:
+        sys.setprofile(None)
+    assert "compact_rows" not in called  # not left to the Python rule
+    assert compiled == page.compact_rows(rows) == body
+    assert compiled_core().compact_rows([(*rows[0][:5], "N\t1", 0)]) is None
