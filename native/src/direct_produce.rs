@@ -35,18 +35,23 @@ static KAFKA_EXCEPTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 struct Topics<'a> {
     rd: &'a Rdkafka,
     rk: *mut c_void,
-    /// Each topic's Python string (for an identity check first) and handle.
-    known: Vec<(Py<PyString>, *mut c_void)>,
+    /// Each topic's Python string (for an identity check first), name and handle.
+    known: Vec<(Py<PyString>, CString, *mut c_void)>,
 }
 
 impl Topics<'_> {
+    /// The handle of `topic`, compared by its text: no Python code runs while the
+    /// client's lock is held.
     fn of(&mut self, topic: &Bound<'_, PyString>) -> PyResult<*mut c_void> {
-        for (known, rkt) in &self.known {
-            if known.is(topic) || known.bind(topic.py()).as_any().eq(topic)? {
-                return Ok(*rkt);
-            }
+        if let Some((_, _, rkt)) = self.known.iter().find(|(known, _, _)| known.is(topic)) {
+            return Ok(*rkt);
         }
-        let name = CString::new(topic.to_str()?)?;
+        let text = topic.to_str()?;
+        let same = |name: &CString| name.as_bytes() == text.as_bytes();
+        if let Some((_, _, rkt)) = self.known.iter().find(|(_, name, _)| same(name)) {
+            return Ok(*rkt);
+        }
+        let name = CString::new(text)?;
         // SAFETY: a live client (its destroy waits for the lock the caller holds).
         let rkt = unsafe { (self.rd.topic_new)(self.rk, name.as_ptr(), std::ptr::null_mut()) };
         if rkt.is_null() {
@@ -54,14 +59,14 @@ impl Topics<'_> {
                 "no topic handle for {name:?}"
             )));
         }
-        self.known.push((topic.clone().unbind(), rkt));
+        self.known.push((topic.clone().unbind(), name, rkt));
         Ok(rkt)
     }
 }
 
 impl Drop for Topics<'_> {
     fn drop(&mut self) {
-        for (_, rkt) in &self.known {
+        for (_, _, rkt) in &self.known {
             // SAFETY: a handle `of` took on this live client, released once.
             unsafe { (self.rd.topic_destroy)(*rkt) };
         }
