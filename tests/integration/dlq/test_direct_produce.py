@@ -89,7 +89,7 @@ def test_a_replays_records_are_the_same_messages_as_their_tuples(kafka_bootstrap
     reference, built = made
     assert type(built).__name__ == "ReplayRecords"
     producer, direct = new_producer(kafka_bootstrap)
-    produce_all(producer, list(reference))
+    produce_all(producer, reference)  # iterated as the sequence of tuples it is
     produce_directly(producer, direct, built)
     assert producer.flush(30) == 0
     read = [
