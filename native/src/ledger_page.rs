@@ -33,7 +33,6 @@ fn add(out: &mut String, field: &str, first: bool) -> bool {
 fn body(rows: &[Bound<'_, PyAny>]) -> Option<Option<String>> {
     let mut out = String::with_capacity(rows.len() * 96);
     let mut above: Option<(String, String)> = None; // the topics of the row above
-    let mut digits = String::new();
     for (at, row) in rows.iter().enumerate() {
         let row = row.cast::<PyTuple>().ok()?;
         if row.len() != 7 {
@@ -48,8 +47,7 @@ fn body(rows: &[Bound<'_, PyAny>]) -> Option<Option<String>> {
         if !replay.is_exact_instance_of::<PyInt>() {
             return None;
         }
-        digits.clear();
-        digits.push_str(&replay.extract::<i64>().ok()?.to_string());
+        let digits = replay.extract::<i64>().ok()?.to_string();
         let [dlq_id, msg_id, origin, original, replayed_to, new_id] = texts;
         if at > 0 {
             out.push('\n');
