@@ -34,6 +34,7 @@ mod record;
 mod replay;
 mod run;
 mod send_back;
+mod slots;
 
 /// Leaves `object`, a new object of a GC type whose contents cannot lead back to it yet,
 /// out of the cyclic collector's sight (as CPython leaves tuples and dicts that hold

@@ -3,11 +3,12 @@
 //! `rmqcompat.dlq.chunk.replay_records`, which stay the reference
 //! (`tests/unit/dlq/test_replay_core_parity.py` runs the same inputs through both).
 
+use crate::slots::Slots;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 use std::ffi::CStr;
 use std::sync::Mutex;
 
@@ -28,22 +29,87 @@ static CONFIG_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// `rmqcompat.topics.naming.to_kafka_topic`.
 static TO_KAFKA_TOPIC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// `object.__setattr__(letter, name, value)`: how a frozen dead letter's lazily derived
-/// fields are set, by its own properties too.
-fn assign(
-    letter: &Bound<'_, PyAny>,
-    name: &Bound<'_, PyString>,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<()> {
-    // SAFETY: three valid object pointers, borrowed for the call; the GIL is held.
-    let status = unsafe {
-        pyo3::ffi::PyObject_GenericSetAttr(letter.as_ptr(), name.as_ptr(), value.as_ptr())
-    };
-    if status == 0 {
-        Ok(())
-    } else {
-        Err(PyErr::fetch(letter.py()))
+/// The fields of `rmqcompat.dlq.model.DeadLetter` a replay reads and derives, in
+/// [`Letter`] order.
+static LETTER_FIELDS: [&str; 12] = [
+    "group",
+    "dlq_topic",
+    "partition",
+    "offset",
+    "body",
+    "key",
+    "headers",
+    "_dlq_id",
+    "_layout",
+    "_msg_id",
+    "_origin_msg_id",
+    "_original_topic",
+];
+
+/// A field of a dead letter, by its place in `LETTER_FIELDS`.
+#[derive(Clone, Copy)]
+enum Letter {
+    Group,
+    DlqTopic,
+    Partition,
+    Offset,
+    Body,
+    Key,
+    Headers,
+    DlqId,
+    Layout,
+    MsgId,
+    OriginMsgId,
+    OriginalTopic,
+}
+
+/// A dead letter's slots: a replay reads some ten fields of every letter and derives
+/// five, some 20 ns each by name (slotted, frozen dataclass: derived fields are set as
+/// `object.__setattr__` sets them).
+struct LetterSlots(&'static Slots<12>);
+
+static LETTER: PyOnceLock<Slots<12>> = PyOnceLock::new();
+
+impl LetterSlots {
+    fn get(py: Python<'_>) -> PyResult<Self> {
+        let slots = LETTER.get_or_try_init(py, || {
+            let class = py
+                .import("rmqcompat.dlq.model")?
+                .getattr("DeadLetter")?
+                .cast_into::<PyType>()?;
+            Slots::of(&class, &LETTER_FIELDS)
+        })?;
+        Ok(LetterSlots(slots))
     }
+
+    fn read<'py>(&self, letter: &Bound<'py, PyAny>, field: Letter) -> PyResult<Bound<'py, PyAny>> {
+        self.0.read(letter, field as usize)
+    }
+
+    fn write(
+        &self,
+        letter: &Bound<'_, PyAny>,
+        field: Letter,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        self.0.write(letter, field as usize, value)
+    }
+}
+
+/// The fields of `rmqcompat.dlq.model.HeaderLayout` read for each dead letter.
+static LAYOUT_FIELDS: [&str; 2] = ["names", "ids"];
+const NAMES: usize = 0;
+const IDS: usize = 1;
+static HEADER_LAYOUT_SLOTS: PyOnceLock<Slots<2>> = PyOnceLock::new();
+
+fn layout_slots(py: Python<'_>) -> PyResult<&'static Slots<2>> {
+    HEADER_LAYOUT_SLOTS.get_or_try_init(py, || {
+        let class = py
+            .import("rmqcompat.dlq.model")?
+            .getattr("HeaderLayout")?
+            .cast_into::<PyType>()?;
+        Slots::of(&class, &LAYOUT_FIELDS)
+    })
 }
 
 /// `rmqcompat.dlq.model._lenient`: a header value as text, undecodable bytes replaced
@@ -121,7 +187,7 @@ fn layout_of<'py>(py: Python<'py>, headers: &Bound<'py, PyAny>) -> PyResult<Boun
         .as_ref()
         .map(|layout| layout.clone_ref(py).into_bound(py));
     if let Some(layout) = last {
-        if same_names(headers, &layout.getattr(intern!(py, "names"))?)? {
+        if same_names(headers, &layout_slots(py)?.read(&layout, NAMES)?)? {
             return Ok(layout);
         }
     }
@@ -153,9 +219,10 @@ pub fn decode_letter_ids<'py>(
     py: Python<'py>,
     letter: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let headers = letter.getattr(intern!(py, "headers"))?;
+    let slots = LetterSlots::get(py)?;
+    let headers = slots.read(letter, Letter::Headers)?;
     let layout = layout_of(py, &headers)?;
-    let ids = layout.getattr(intern!(py, "ids"))?;
+    let ids = layout_slots(py)?.read(&layout, IDS)?;
     let value_at = |slot: usize| -> PyResult<Option<Bound<'py, PyAny>>> {
         let at = field(&ids, slot)?;
         if at.is_none() {
@@ -181,23 +248,23 @@ pub fn decode_letter_ids<'py>(
         None => empty(),
     };
     if !msg_id.is_truthy()? {
-        msg_id = letter.getattr(intern!(py, "dlq_id"))?;
+        msg_id = dlq_id(py, letter)?;
     }
     let origin = match text_of_origin {
         Some(text) if text.is_truthy()? => text,
         _ => msg_id.clone(),
     };
-    assign(letter, intern!(py, "_msg_id"), &msg_id)?;
-    assign(letter, intern!(py, "_origin_msg_id"), &origin)?;
-    assign(letter, intern!(py, "_original_topic"), &original)?;
-    assign(letter, intern!(py, "_layout"), &layout)?;
+    slots.write(letter, Letter::MsgId, &msg_id)?;
+    slots.write(letter, Letter::OriginMsgId, &origin)?;
+    slots.write(letter, Letter::OriginalTopic, &original)?;
+    slots.write(letter, Letter::Layout, &layout)?;
     Ok(layout)
 }
 
 /// Decodes `letter`'s ids unless it was before (what its properties do on first use):
 /// its header layout.
 fn decode_once<'py>(py: Python<'py>, letter: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let layout = letter.getattr(intern!(py, "_layout"))?;
+    let layout = LetterSlots::get(py)?.read(letter, Letter::Layout)?;
     if layout.is_none() {
         decode_letter_ids(py, letter)
     } else {
@@ -220,18 +287,19 @@ fn decimal(value: &Bound<'_, PyAny>) -> PyResult<Result<String, ()>> {
 /// `letter.dlq_id`: `rmqcompat.wire.offset_message_id` of where the dead letter is
 /// stored, derived and kept on first use as the property does.
 fn dlq_id<'py>(py: Python<'py>, letter: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let known = letter.getattr(intern!(py, "_dlq_id"))?;
+    let slots = LetterSlots::get(py)?;
+    let known = slots.read(letter, Letter::DlqId)?;
     if known.is_truthy()? {
         return Ok(known);
     }
-    let topic = letter.getattr(intern!(py, "dlq_topic"))?.str()?;
-    let partition = decimal(&letter.getattr(intern!(py, "partition"))?)?;
-    let offset = decimal(&letter.getattr(intern!(py, "offset"))?)?;
+    let topic = slots.read(letter, Letter::DlqTopic)?.str()?;
+    let partition = decimal(&slots.read(letter, Letter::Partition)?)?;
+    let offset = decimal(&slots.read(letter, Letter::Offset)?)?;
     let (Ok(topic), Ok(partition), Ok(offset)) = (topic.to_str(), partition, offset) else {
         return letter.getattr(intern!(py, "dlq_id")); // text with a lone surrogate: Python's
     };
     let id = PyString::new(py, &format!("{topic}@{partition}@{offset}")).into_any();
-    assign(letter, intern!(py, "_dlq_id"), &id)?;
+    slots.write(letter, Letter::DlqId, &id)?;
     Ok(id)
 }
 
@@ -401,7 +469,7 @@ fn plain_replay_headers<'py>(
         return Ok(None);
     };
     let (msg_id, new_id, replay_id) = ids;
-    let letter_headers = letter.getattr(intern!(py, "headers"))?;
+    let letter_headers = LetterSlots::get(py)?.read(letter, Letter::Headers)?;
     let mut headers = Vec::with_capacity(keep.len() + 3 + stamp.len());
     for &at in keep {
         headers.push(ReplayHeader::Pair(field(&letter_headers, at)?.unbind())); // the same pair
@@ -445,6 +513,7 @@ pub fn replay_records<'py>(
         .try_iter()?
         .map(|pair| pair.map(Bound::unbind))
         .collect::<PyResult<_>>()?;
+    let slots = LetterSlots::get(py)?;
     let rows = PyList::empty(py);
     let mut built = ReplayRecords {
         topics: Vec::new(),
@@ -469,7 +538,7 @@ pub fn replay_records<'py>(
         let id = dlq_id(py, &letter)?;
         let replay_id = ledger_key(group, &id, &replay)?;
         let layout = decode_once(py, &letter)?;
-        let msg_id = letter.getattr(intern!(py, "_msg_id"))?;
+        let msg_id = slots.read(&letter, Letter::MsgId)?;
         let plain = match &replay_id {
             Some(key) => plain_replay_headers(
                 py,
@@ -511,15 +580,15 @@ pub fn replay_records<'py>(
         };
         built.records.push(ReplayRecord {
             topic: physical,
-            value: letter.getattr(intern!(py, "body"))?.unbind(),
-            key: letter.getattr(intern!(py, "key"))?.unbind(),
+            value: slots.read(&letter, Letter::Body)?.unbind(),
+            key: slots.read(&letter, Letter::Key)?.unbind(),
             headers,
         });
         let row = [
             id,
             msg_id,
-            letter.getattr(intern!(py, "_origin_msg_id"))?,
-            letter.getattr(intern!(py, "_original_topic"))?,
+            slots.read(&letter, Letter::OriginMsgId)?,
+            slots.read(&letter, Letter::OriginalTopic)?,
             topic,
             new_id,
             replay,
@@ -551,6 +620,7 @@ pub fn take_chunk<'py>(
     tally: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
     let (most, max_bytes) = limits;
+    let slots = LetterSlots::get(py)?;
     let counted = counts.is_truthy()?;
     let zero = 0i32.into_pyobject(py)?.into_any();
     let chunk = PyList::empty(py);
@@ -569,8 +639,8 @@ pub fn take_chunk<'py>(
             continue;
         }
         decode_once(py, &letter)?;
-        let group = letter.getattr(intern!(py, "group"))?;
-        let original = letter.getattr(intern!(py, "_original_topic"))?;
+        let group = slots.read(&letter, Letter::Group)?;
+        let original = slots.read(&letter, Letter::OriginalTopic)?;
         // the destination of the letter before, when it came from the same place (most
         // do): what `destinations` would answer, without a key tuple and its hash
         let known = match &last {
@@ -609,7 +679,7 @@ pub fn take_chunk<'py>(
             }
         };
         last = Some((group, original, topic.clone()));
-        size += letter.getattr(intern!(py, "body"))?.len()? as i128;
+        size += slots.read(&letter, Letter::Body)?.len()? as i128;
         chunk.append(PyTuple::new(py, [letter, topic, done])?)?;
         if chunk.len() >= most || size >= max_bytes {
             break;

@@ -5,7 +5,8 @@
 ledger rows) against the core's ``decode_letter_ids``, ``take_chunk`` and
 ``replay_records``, over generated dead letters: the usual
 headers of a send-back, any others, odd values (not UTF-8, None), repeated and missing
-names, letters decoded before or not.
+names, letters decoded before or not, letters of a subclass (read by name, where the
+core reads a dead letter's slots).
 """
 
 from __future__ import annotations
@@ -50,8 +51,15 @@ HEADERS = st.builds(
     st.lists(st.tuples(NAMES, VALUES), max_size=4),
     st.sets(st.sampled_from(KNOWN), max_size=3),
 ) | st.lists(st.tuples(NAMES, VALUES), max_size=6).map(tuple)
+
+
+class SubclassedLetter(DeadLetter):
+    """A dead letter of a subclass, whose fields the core reads by name, not by slot."""
+
+
 LETTERS = st.builds(
-    DeadLetter,
+    lambda kind, *fields: kind(*fields),
+    st.sampled_from([DeadLetter, DeadLetter, SubclassedLetter]),
     st.just("G"),
     st.sampled_from(["ns.rmq.dlq.G", "t", "t\ud800"]),  # a lone surrogate: not UTF-8
     st.integers(min_value=0, max_value=2**31),
