@@ -12,11 +12,14 @@ created, until it is destroyed.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import confluent_kafka  # noqa: F401 - loads librdkafka, which the core then finds
 
 from rmqcompat.core import CORE
+
+if TYPE_CHECKING:
+    from rmqcompat._core import DirectFetch, DirectProduce
 
 #: The client property the core's plugin takes to know the client again
 #: (``TOKEN_PROPERTY`` in ``native/src/rdkafka.rs``).
@@ -43,3 +46,17 @@ def plugin_token(kafka_config: dict[str, Any]) -> str | None:
     """The token a client created with ``kafka_config`` is known by to the core, if any."""
     token = kafka_config.get(TOKEN_PROPERTY)
     return token if CORE is not None and isinstance(token, str) else None
+
+
+def direct_fetch(kafka_config: dict[str, Any]) -> DirectFetch | None:
+    """The core's direct fetch of the consumer created with ``kafka_config``, if it took
+    the consumer as a plugin."""
+    token = plugin_token(kafka_config)
+    return None if CORE is None or token is None else CORE.DirectFetch.of(token)
+
+
+def direct_produce(kafka_config: dict[str, Any]) -> DirectProduce | None:
+    """The core's direct produce of the producer created with ``kafka_config``, if it took
+    the producer as a plugin."""
+    token = plugin_token(kafka_config)
+    return None if CORE is None or token is None else CORE.DirectProduce.of(token)

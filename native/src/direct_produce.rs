@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use std::ffi::{c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::{Arc, Mutex};
 
 // `rd_kafka_vtype_t`
@@ -101,6 +101,17 @@ fn mem(vtype: c_int, bytes: &[u8]) -> Vu {
     }
 }
 
+/// A header's field: `name`, NUL-ended, and `size` bytes of value at `value` (null: a
+/// null value).
+fn header_vu(name: *const c_char, value: *const c_void, size: isize) -> Vu {
+    Vu {
+        vtype: VTYPE_HEADER,
+        u: VuValue {
+            header: VuHeader { name, value, size },
+        },
+    }
+}
+
 /// Adds one header to `vus`: its name as text (`str()` of another object, as
 /// `Producer.produce` names it) and its value. A name made here is kept in `names` for
 /// as long as librdkafka may read it.
@@ -128,12 +139,7 @@ fn add_header<'py>(
         Some(bytes) => (bytes.as_ptr().cast::<c_void>(), bytes.len() as isize),
         None => (std::ptr::null(), 0),
     };
-    vus.push(Vu {
-        vtype: VTYPE_HEADER,
-        u: VuValue {
-            header: VuHeader { name, value, size },
-        },
-    });
+    vus.push(header_vu(name, value, size));
     Ok(())
 }
 
@@ -350,16 +356,9 @@ impl Sender<'_> {
                             }
                             ReplayHeader::Text(name, span) => {
                                 let text = built.text(*span);
-                                self.vus.push(Vu {
-                                    vtype: VTYPE_HEADER,
-                                    u: VuValue {
-                                        header: VuHeader {
-                                            name: name.as_ptr(),
-                                            value: text.as_ptr().cast(),
-                                            size: text.len() as isize,
-                                        },
-                                    },
-                                });
+                                let size = text.len() as isize;
+                                self.vus
+                                    .push(header_vu(name.as_ptr(), text.as_ptr().cast(), size));
                             }
                         }
                     }

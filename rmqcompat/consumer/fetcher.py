@@ -20,8 +20,7 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
-from rmqcompat.core import CORE
-from rmqcompat.core_plugin import plugin_token
+from rmqcompat.core_plugin import direct_fetch, plugin_token
 from rmqcompat.fetch import fetch
 from rmqcompat.wire import Fetched
 
@@ -92,10 +91,9 @@ def new_fetcher(consumer: Consumer, config: dict[str, Any]) -> Fetcher:
     """The direct fetch of ``consumer`` created with ``config``, where
     :func:`~rmqcompat.core_plugin.plugin_config` gave it the core as a plugin, else its
     ``consume()``."""
-    token = plugin_token(config)
-    if CORE is not None and token is not None:
-        direct = CORE.DirectFetch.of(token)
-        if direct is not None:
-            return DirectFetcher(consumer, direct)
+    direct = direct_fetch(config)
+    if direct is not None:
+        return DirectFetcher(consumer, direct)
+    if plugin_token(config) is not None:
         _log.info("the consumer's records are read through consume(): no direct fetch")
     return ConsumeFetcher(consumer)

@@ -10,8 +10,7 @@ from typing import Any
 from confluent_kafka import KafkaException, Producer
 
 from rmqcompat.config import ClientConfig
-from rmqcompat.core import CORE
-from rmqcompat.core_plugin import plugin_token, with_plugin
+from rmqcompat.core_plugin import direct_produce, with_plugin
 from rmqcompat.dlq.chunk import Record
 from rmqcompat.dlq.scan import REQUEST_TIMEOUT_S
 from rmqcompat.producer_id import ask_for_producer_id
@@ -52,8 +51,7 @@ def hand_over(producer: Producer, settings: dict[str, Any]) -> HandOver:
     """From the compiled core (``DirectProduce``) where it took ``producer`` (created with
     ``settings``) as a librdkafka plugin; else one ``produce`` call a record
     (:func:`produce_all`, the reference)."""
-    token = plugin_token(settings)
-    direct = CORE.DirectProduce.of(token) if CORE is not None and token is not None else None
+    direct = direct_produce(settings)
     if direct is None:
         return partial(produce_all, producer)
     return partial(produce_directly, producer, direct)

@@ -16,7 +16,6 @@ from rmqcompat.core_plugin import (
     plugin_token,
     with_plugin,
 )
-from rmqcompat.dlq import transactions
 from rmqcompat.dlq.transactions import hand_over, produce_all, produce_directly
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:1"}  # a client is created, never used
@@ -52,5 +51,5 @@ def test_elsewhere_one_produce_call_a_record(monkeypatch):
     producer = Producer(dict(UNREACHABLE))
     assert hand_over(producer, dict(UNREACHABLE)).func is produce_all  # type: ignore[attr-defined]
     settings = with_plugin(dict(UNREACHABLE))
-    monkeypatch.setattr(transactions, "CORE", None)  # the pure path ignores a token
+    monkeypatch.setattr(core_plugin, "CORE", None)  # the pure path ignores a token
     assert hand_over(Producer(settings), settings).func is produce_all  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from unit_fakes import SEND_BACK_HEADERS
 
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
-from rmqcompat.core_plugin import plugin_token, with_plugin
+from rmqcompat.core_plugin import direct_produce, with_plugin
 from rmqcompat.dlq.model import DeadLetter
 from rmqcompat.dlq.republish import replay_stamp
 from rmqcompat.dlq.transactions import produce_all, produce_directly
@@ -46,7 +46,7 @@ def new_producer(bootstrap: str, **more: Any) -> tuple[Producer, Any]:
         {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5, **more}
     )
     producer = Producer(settings)
-    direct = CORE.DirectProduce.of(plugin_token(settings))
+    direct = direct_produce(settings)
     assert direct is not None, "the core did not take the producer as a plugin"
     return producer, direct
 
