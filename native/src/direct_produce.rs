@@ -342,8 +342,8 @@ impl Sender<'_> {
                 ReplayHeaders::Python(headers) => {
                     add_headers(&mut self.vus, &mut names, headers.bind(py))?
                 }
-                ReplayHeaders::Built(headers) => {
-                    for header in headers {
+                ReplayHeaders::Built(start, end) => {
+                    for header in built.built(*start, *end) {
                         match header {
                             ReplayHeader::Pair(pair) => {
                                 let pair = pair.bind(py).cast::<PyTuple>()?;

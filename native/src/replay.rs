@@ -212,6 +212,37 @@ fn layout_of<'py>(py: Python<'py>, headers: &Bound<'py, PyAny>) -> PyResult<Boun
     Ok(layout)
 }
 
+/// The original topic of the dead letter decoded last, as text.
+static LAST_ORIGINAL: Mutex<Option<Py<PyString>>> = Mutex::new(None);
+
+/// [`lenient`] of a dead letter's original topic: the text of the letter decoded before
+/// where the bytes are the same. A group's dead letters mostly share their original
+/// topic, and a replay keeps tens of thousands of them, each with a string of its own
+/// otherwise.
+fn original_text<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    // the lock is never held over a Python call, which may let another thread run
+    let last = LAST_ORIGINAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|text| text.clone_ref(py).into_bound(py));
+    if let (Some(last), Ok(bytes)) = (last, value.cast::<PyBytes>()) {
+        if last.to_str().map(str::as_bytes).ok() == Some(bytes.as_bytes()) {
+            return Ok(last.into_any());
+        }
+    }
+    let text = lenient(py, value)?;
+    if let Ok(kept) = text.cast::<PyString>() {
+        let kept = Some(kept.clone().unbind());
+        let replaced = std::mem::replace(
+            &mut *LAST_ORIGINAL.lock().unwrap_or_else(|e| e.into_inner()),
+            kept,
+        );
+        drop(replaced); // after the lock: letting go of it may free it
+    }
+    Ok(text)
+}
+
 /// The layout, message ids and original topic of a dead letter, derived at once: the
 /// counterpart of `rmqcompat.dlq.model.decode_ids` (see it).
 #[pyfunction]
@@ -244,7 +275,7 @@ pub fn decode_letter_ids<'py>(
         None => empty(),
     };
     let original = match original {
-        Some(value) => lenient(py, &value)?,
+        Some(value) => original_text(py, &value)?,
         None => empty(),
     };
     if !msg_id.is_truthy()? {
@@ -332,9 +363,10 @@ pub(crate) enum ReplayHeader {
     Text(&'static CStr, (usize, usize)),
 }
 
-/// A replayed record's headers: built here, or by the Python rule (a list of pairs).
+/// A replayed record's headers: built here (their place in the records' `headers`), or by
+/// the Python rule (a list of pairs).
 pub(crate) enum ReplayHeaders {
-    Built(Vec<ReplayHeader>),
+    Built(usize, usize),
     Python(Py<PyAny>),
 }
 
@@ -352,6 +384,8 @@ pub(crate) struct ReplayRecord {
 #[pyclass(module = "rmqcompat._core", name = "ReplayRecords", frozen, sequence)]
 pub struct ReplayRecords {
     pub(crate) topics: Vec<Py<PyString>>,
+    /// The headers built here, every record's in turn (one allocation for a chunk's).
+    pub(crate) headers: Vec<ReplayHeader>,
     /// The text of every header the replay added.
     pub(crate) data: Vec<u8>,
     pub(crate) records: Vec<ReplayRecord>,
@@ -360,6 +394,11 @@ pub struct ReplayRecords {
 impl ReplayRecords {
     pub(crate) fn text(&self, span: (usize, usize)) -> &[u8] {
         &self.data[span.0..span.1]
+    }
+
+    /// The headers of a record whose headers were built here.
+    pub(crate) fn built(&self, start: usize, end: usize) -> &[ReplayHeader] {
+        &self.headers[start..end]
     }
 }
 
@@ -378,9 +417,9 @@ impl ReplayRecords {
         let record = &self.records[index as usize];
         let headers = match &record.headers {
             ReplayHeaders::Python(headers) => headers.bind(py).clone(),
-            ReplayHeaders::Built(built) => {
+            ReplayHeaders::Built(start, end) => {
                 let list = PyList::empty(py);
-                for header in built {
+                for header in self.built(*start, *end) {
                     match header {
                         ReplayHeader::Pair(pair) => list.append(pair.bind(py))?,
                         ReplayHeader::Text(name, span) => {
@@ -404,6 +443,13 @@ impl ReplayRecords {
         )
     }
 }
+
+/// The headers of the usual replayed record: the three a send-back's dead letter keeps
+/// (`ORIGIN_MESSAGE_ID`, `RETRY_TOPIC`, `BORN_TIMESTAMP`), the two a replay adds and the
+/// two of its stamp. A chunk's headers are allocated for as many a record at once:
+/// growing them step by step took 0.1 us a letter more (their memory moved, and faulted
+/// in again).
+const USUAL_HEADERS: usize = 7;
 
 /// Appends `text` to `data`: its place there.
 fn put(data: &mut Vec<u8>, text: &str) -> (usize, usize) {
@@ -455,22 +501,23 @@ impl<'py> Plans<'py> {
 }
 
 /// The headers of the record replaying `letter` in the common case (`plan` is its
-/// layout's), else `None`: the counterpart of `rmqcompat.dlq.republish.replay_headers`
-/// there. Added texts go to `data`.
+/// layout's), added to `built`'s headers and texts, else `None`: the counterpart of
+/// `rmqcompat.dlq.republish.replay_headers` there. Their place in `built.headers`.
 fn plain_replay_headers<'py>(
     py: Python<'py>,
     letter: &Bound<'py, PyAny>,
     plan: &Plan,
     ids: (&Bound<'py, PyAny>, &Bound<'py, PyAny>, &str),
     stamp: &[Py<PyAny>],
-    data: &mut Vec<u8>,
-) -> PyResult<Option<Vec<ReplayHeader>>> {
+    built: &mut ReplayRecords,
+) -> PyResult<Option<(usize, usize)>> {
     let Some((keep, has_origin)) = plan else {
         return Ok(None);
     };
     let (msg_id, new_id, replay_id) = ids;
     let letter_headers = LetterSlots::get(py)?.read(letter, Letter::Headers)?;
-    let mut headers = Vec::with_capacity(keep.len() + 3 + stamp.len());
+    let (headers, data) = (&mut built.headers, &mut built.data);
+    let start = headers.len();
     for &at in keep {
         headers.push(ReplayHeader::Pair(field(&letter_headers, at)?.unbind())); // the same pair
     }
@@ -486,7 +533,7 @@ fn plain_replay_headers<'py>(
             .iter()
             .map(|pair| ReplayHeader::Pair(pair.clone_ref(py))),
     );
-    Ok(Some(headers))
+    Ok(Some((start, headers.len())))
 }
 
 /// The replaying records and ledger rows of a chunk of dead letters: the counterpart of
@@ -514,11 +561,13 @@ pub fn replay_records<'py>(
         .map(|pair| pair.map(Bound::unbind))
         .collect::<PyResult<_>>()?;
     let slots = LetterSlots::get(py)?;
+    let expected = pending.len().unwrap_or(0);
     let rows = PyList::empty(py);
     let mut built = ReplayRecords {
         topics: Vec::new(),
+        headers: Vec::with_capacity(expected * USUAL_HEADERS),
         data: Vec::new(),
-        records: Vec::new(),
+        records: Vec::with_capacity(expected),
     };
     let mut last: Option<(Bound<'py, PyAny>, usize)> = None; // (topic, its physical's index)
     let mut new_ids = new_ids.try_iter()?;
@@ -546,12 +595,12 @@ pub fn replay_records<'py>(
                 plans.of(&layout)?,
                 (&msg_id, &new_id, key),
                 &stamp_pairs,
-                &mut built.data,
+                &mut built,
             )?,
             None => None,
         };
         let headers = match plain {
-            Some(headers) => ReplayHeaders::Built(headers),
+            Some((start, end)) => ReplayHeaders::Built(start, end),
             None => {
                 let key = match replay_id {
                     Some(key) => PyString::new(py, &key).into_any(),
