@@ -45,6 +45,16 @@ class _StopRequested(Exception):
     help="kafka and noida. Default: a temporary directory, deleted when the broker stops.",
 )
 @click.option(
+    "--in-memory",
+    is_flag=True,
+    help=(
+        "kafka and noida without --data-dir: keep the temporary directory in /dev/shm "
+        "(memory) where it has 4 GiB free, not on disk. Memory is not bounded: it grows "
+        "with every record kept, so a broker kept under load can exhaust the machine's "
+        "memory."
+    ),
+)
+@click.option(
     "--nodes",
     type=click.IntRange(min=1),
     default=1,
@@ -55,13 +65,16 @@ class _StopRequested(Exception):
         "controllers on the next ports (2 x nodes ports in all)."
     ),
 )
-def dev_broker(port: int | None, kind: str, data_dir: Path | None, nodes: int) -> None:
+def dev_broker(
+    port: int | None, kind: str, data_dir: Path | None, in_memory: bool, nodes: int
+) -> None:
     """Run a Kafka-protocol broker on 127.0.0.1 until Ctrl-C or SIGTERM (dev/test only).
 
     Prints one line, ``bootstrap.servers=127.0.0.1:PORT``, once the broker answers a
     metadata request (with --nodes, every node's address, once all of them are in the
     metadata). tansu keeps everything in memory; kafka and noida keep topics, records and
-    offsets in --data-dir, so a later run on the same directory finds them.
+    offsets in --data-dir, so a later run on the same directory finds them (without it,
+    in a temporary directory on disk, or in memory with --in-memory).
 
     \b
     Examples:
@@ -73,6 +86,13 @@ def dev_broker(port: int | None, kind: str, data_dir: Path | None, nodes: int) -
 
     if data_dir is not None and not flavour(kind).keeps_data:
         raise click.BadParameter(f"the {kind} broker keeps no data", param_hint="--data-dir")
+    if in_memory and not flavour(kind).keeps_data:
+        raise click.BadParameter(f"the {kind} broker keeps no data", param_hint="--in-memory")
+    if in_memory and data_dir is not None:
+        raise click.BadParameter(
+            "it places the temporary directory; --data-dir names the one to use",
+            param_hint="--in-memory",
+        )
     if nodes > 1 and kind != "kafka":
         raise click.BadParameter(
             f"a cluster of {nodes} nodes runs Apache Kafka: add --kind kafka", param_hint="--nodes"
@@ -80,11 +100,13 @@ def dev_broker(port: int | None, kind: str, data_dir: Path | None, nodes: int) -
     broker: DevBroker | DevCluster
     if nodes > 1:
         try:
-            broker = DevCluster(nodes, port=port, data_dir=data_dir)
+            broker = DevCluster(nodes, port=port, data_dir=data_dir, in_memory=in_memory)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--port") from exc
     else:
-        broker = DevBroker(port, kind=cast(DevBrokerKind, kind), data_dir=data_dir)
+        broker = DevBroker(
+            port, kind=cast(DevBrokerKind, kind), data_dir=data_dir, in_memory=in_memory
+        )
     _on_stop_signals(_raise_stop_requested)
     try:
         click.echo(f"bootstrap.servers={broker.start()}")

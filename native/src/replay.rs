@@ -151,8 +151,31 @@ fn item<'py>(
     }
 }
 
-/// The layout of the dead letter decoded last, which the next one most often shares.
-static LAST_LAYOUT: Mutex<Option<Py<PyAny>>> = Mutex::new(None);
+/// One object remembered from call to call: what the dead letter decoded last had,
+/// which the next one most often shares. Its lock is never held over a Python call,
+/// which may let another thread run, nor while the object it lets go of is freed.
+struct LastSeen<T>(Mutex<Option<Py<T>>>);
+
+impl<T> LastSeen<T> {
+    const fn new() -> Self {
+        LastSeen(Mutex::new(None))
+    }
+
+    fn get<'py>(&self, py: Python<'py>) -> Option<Bound<'py, T>> {
+        let last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        last.as_ref().map(|seen| seen.clone_ref(py).into_bound(py))
+    }
+
+    fn set(&self, seen: &Bound<'_, T>) {
+        let seen = Some(seen.clone().unbind());
+        let replaced =
+            std::mem::replace(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()), seen);
+        drop(replaced); // after the lock: letting go of it may free it
+    }
+}
+
+/// The layout of the dead letter decoded last.
+static LAST_LAYOUT: LastSeen<PyAny> = LastSeen::new();
 
 /// Whether `headers`' names are `names` (a layout's), equal one by one: what finding
 /// the layout in `LAYOUTS` by a tuple of them would compare, without the tuple or a
@@ -180,13 +203,7 @@ fn same_names(headers: &Bound<'_, PyAny>, names: &Bound<'_, PyAny>) -> PyResult<
 /// `rmqcompat.dlq.model.header_layout(headers)`: the last letter's layout where its
 /// names are the same, else the one `LAYOUTS` holds or makes.
 fn layout_of<'py>(py: Python<'py>, headers: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    // the lock is never held over a Python call, which may let another thread run
-    let last = LAST_LAYOUT
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .map(|layout| layout.clone_ref(py).into_bound(py));
-    if let Some(layout) = last {
+    if let Some(layout) = LAST_LAYOUT.get(py) {
         if same_names(headers, &layout_slots(py)?.read(&layout, NAMES)?)? {
             return Ok(layout);
         }
@@ -203,42 +220,26 @@ fn layout_of<'py>(py: Python<'py>, headers: &Bound<'py, PyAny>) -> PyResult<Boun
             .import(py, "rmqcompat.dlq.model", "header_layout")?
             .call1((headers,))?,
     };
-    let kept = Some(layout.clone().unbind());
-    let replaced = std::mem::replace(
-        &mut *LAST_LAYOUT.lock().unwrap_or_else(|e| e.into_inner()),
-        kept,
-    );
-    drop(replaced); // after the lock: letting go of it may free it
+    LAST_LAYOUT.set(&layout);
     Ok(layout)
 }
 
 /// The original topic of the dead letter decoded last, as text.
-static LAST_ORIGINAL: Mutex<Option<Py<PyString>>> = Mutex::new(None);
+static LAST_ORIGINAL: LastSeen<PyString> = LastSeen::new();
 
 /// [`lenient`] of a dead letter's original topic: the text of the letter decoded before
 /// where the bytes are the same. A group's dead letters mostly share their original
 /// topic, and a replay keeps tens of thousands of them, each with a string of its own
 /// otherwise.
 fn original_text<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    // the lock is never held over a Python call, which may let another thread run
-    let last = LAST_ORIGINAL
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .map(|text| text.clone_ref(py).into_bound(py));
-    if let (Some(last), Ok(bytes)) = (last, value.cast::<PyBytes>()) {
+    if let (Some(last), Ok(bytes)) = (LAST_ORIGINAL.get(py), value.cast::<PyBytes>()) {
         if last.to_str().map(str::as_bytes).ok() == Some(bytes.as_bytes()) {
             return Ok(last.into_any());
         }
     }
     let text = lenient(py, value)?;
     if let Ok(kept) = text.cast::<PyString>() {
-        let kept = Some(kept.clone().unbind());
-        let replaced = std::mem::replace(
-            &mut *LAST_ORIGINAL.lock().unwrap_or_else(|e| e.into_inner()),
-            kept,
-        );
-        drop(replaced); // after the lock: letting go of it may free it
+        LAST_ORIGINAL.set(kept);
     }
     Ok(text)
 }

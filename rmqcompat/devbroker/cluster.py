@@ -44,6 +44,8 @@ class DevCluster(StartStop):
         data_dir: where the nodes keep their data (``node-1``, ``node-2``... inside);
             created if missing, never deleted. ``None``: a temporary directory that lives
             until :meth:`stop`.
+        in_memory: without a ``data_dir``, put the temporary one in memory where the
+            machine offers it (see :class:`~rmqcompat.devbroker.DevBroker`).
 
     Raises:
         ValueError: if ``nodes`` is below 1 or the ports do not fit in 1..65535.
@@ -57,6 +59,7 @@ class DevCluster(StartStop):
         *,
         port: int | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        in_memory: bool = True,
     ) -> None:
         if nodes < 1:
             raise ValueError(f"a cluster needs at least 1 node, got {nodes}")
@@ -65,6 +68,7 @@ class DevCluster(StartStop):
         self._size = nodes
         self._first_port = port
         self._root = Path(data_dir) if data_dir is not None else None
+        self._in_memory = in_memory
         self._owns_root = False
         self._nodes: tuple[DevBroker, ...] = ()
 
@@ -138,7 +142,7 @@ class DevCluster(StartStop):
 
     def _ensure_root(self) -> Path:
         if self._root is None:
-            self._root = throwaway_dir("rmqcompat-kafka-cluster-")
+            self._root = throwaway_dir("rmqcompat-kafka-cluster-", in_memory=self._in_memory)
             self._owns_root = True
         self._root.mkdir(parents=True, exist_ok=True)
         return self._root

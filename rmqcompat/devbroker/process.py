@@ -44,6 +44,9 @@ class DevBroker(StartStop):
         kind: which broker, one of :data:`DEV_BROKER_KINDS`; ``"tansu"`` by default.
         data_dir: ``kafka`` and ``noida``: where it keeps its data; created if missing,
             never deleted.
+        in_memory: without a ``data_dir``, put the temporary one in memory where the
+            machine offers it (:func:`~rmqcompat.devbroker.scratch.throwaway_dir`): for a
+            broker whose life is short, as its memory grows with every record it keeps.
 
     Raises:
         ValueError: if ``port`` is not a valid TCP port, ``kind`` is unknown, or a
@@ -59,6 +62,7 @@ class DevBroker(StartStop):
         *,
         kind: DevBrokerKind = "tansu",
         data_dir: str | os.PathLike[str] | None = None,
+        in_memory: bool = True,
     ) -> None:
         if port is not None and not 0 < port < 65536:
             raise ValueError(f"port must be in 1..65535, got {port}")
@@ -67,6 +71,7 @@ class DevBroker(StartStop):
             raise ValueError(f"the {kind} dev broker keeps no data, so it takes no data_dir")
         self._port = port
         self._data_dir = Path(data_dir) if data_dir is not None else None
+        self._in_memory = in_memory
         self._owns_data_dir = False
         self._process: subprocess.Popen[bytes] | None = None
         self._log_path: Path | None = None
@@ -204,7 +209,8 @@ class DevBroker(StartStop):
         if not self._flavour.keeps_data:
             return None
         if self._data_dir is None:
-            self._data_dir = throwaway_dir(f"rmqcompat-{self.kind}-data-")
+            prefix = f"rmqcompat-{self.kind}-data-"
+            self._data_dir = throwaway_dir(prefix, in_memory=self._in_memory)
             self._owns_data_dir = True
         self._data_dir.mkdir(parents=True, exist_ok=True)
         return self._data_dir

@@ -5,6 +5,13 @@ nothing, and disk costs: Apache Kafka syncs its KRaft metadata log on every comm
 its producer snapshots and checkpoints on every roll and recovery. On a loaded disk the
 recovery of a node killed with SIGKILL once spent 8.8 s writing 13 producer snapshots.
 ``/dev/shm`` (tmpfs, Linux) keeps the same files in memory.
+
+Memory is not bounded: tmpfs grows with every record the broker keeps (Kafka deletes
+nothing for seven days), up to the machine's memory, and then the kernel kills the
+largest process (measured: a long-lived dev broker under benchmarks for half an hour took
+23 GB of a 24 GB machine, and the OOM killer took its JVM). So memory is for brokers
+whose life is short (the tests', a benchmark's own); a broker a user keeps running
+(``rmqcompat dev-broker``) keeps its data on disk unless asked otherwise.
 """
 
 from __future__ import annotations
@@ -21,15 +28,16 @@ MEMORY_ROOT = Path("/dev/shm")  # noqa: S108 - a fixed, well-known mount, not a 
 MIN_FREE_BYTES = 4 * 1024**3
 
 
-def throwaway_dir(prefix: str) -> Path:
+def throwaway_dir(prefix: str, *, in_memory: bool = True) -> Path:
     """Create a new temporary directory for data deleted at stop, and return it.
 
-    It is made in :data:`MEMORY_ROOT` when that is a writable directory with at least
-    :data:`MIN_FREE_BYTES` free and ``TMPDIR`` is not set; otherwise where
-    :mod:`tempfile` puts it (``TMPDIR``, else ``/tmp``). A process killed before it cleans
-    up leaves the directory behind, in memory until the next reboot or until removed.
+    With ``in_memory`` it is made in :data:`MEMORY_ROOT` when that is a writable
+    directory with at least :data:`MIN_FREE_BYTES` free and ``TMPDIR`` is not set;
+    otherwise where :mod:`tempfile` puts it (``TMPDIR``, else ``/tmp``). A process killed
+    before it cleans up leaves the directory behind, in memory until the next reboot or
+    until removed.
     """
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=_memory_root()))
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=_memory_root() if in_memory else None))
 
 
 def _memory_root() -> Path | None:

@@ -60,3 +60,11 @@ def test_a_small_memory_file_system_is_not_used(
     monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
 
     assert scratch.throwaway_dir("rmqcompat-test-").parent == tmp_path
+
+
+def test_a_dir_not_asked_for_in_memory_goes_where_tempfile_puts_it(
+    memory_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
+
+    assert scratch.throwaway_dir("rmqcompat-test-", in_memory=False).parent == tmp_path
