@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use std::ffi::CStr;
 use std::sync::Mutex;
 
@@ -73,11 +73,7 @@ static LETTER: PyOnceLock<Slots<12>> = PyOnceLock::new();
 impl LetterSlots {
     fn get(py: Python<'_>) -> PyResult<Self> {
         let slots = LETTER.get_or_try_init(py, || {
-            let class = py
-                .import("rmqcompat.dlq.model")?
-                .getattr("DeadLetter")?
-                .cast_into::<PyType>()?;
-            Slots::of(&class, &LETTER_FIELDS)
+            Slots::of_import(py, "rmqcompat.dlq.model", "DeadLetter", &LETTER_FIELDS)
         })?;
         Ok(LetterSlots(slots))
     }
@@ -104,11 +100,7 @@ static HEADER_LAYOUT_SLOTS: PyOnceLock<Slots<2>> = PyOnceLock::new();
 
 fn layout_slots(py: Python<'_>) -> PyResult<&'static Slots<2>> {
     HEADER_LAYOUT_SLOTS.get_or_try_init(py, || {
-        let class = py
-            .import("rmqcompat.dlq.model")?
-            .getattr("HeaderLayout")?
-            .cast_into::<PyType>()?;
-        Slots::of(&class, &LAYOUT_FIELDS)
+        Slots::of_import(py, "rmqcompat.dlq.model", "HeaderLayout", &LAYOUT_FIELDS)
     })
 }
 

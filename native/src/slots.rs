@@ -64,6 +64,17 @@ impl<const N: usize> Slots<N> {
         })
     }
 
+    /// [`Slots::of`] the class `module.name`.
+    pub fn of_import(
+        py: Python<'_>,
+        module: &str,
+        name: &str,
+        names: &'static [&'static str; N],
+    ) -> PyResult<Self> {
+        let class = py.import(module)?.getattr(name)?.cast_into::<PyType>()?;
+        Slots::of(&class, names)
+    }
+
     /// Whether `obj`'s type is exactly the class, whose slots these are.
     pub fn holds(&self, obj: &Bound<'_, PyAny>) -> bool {
         obj.get_type().is(self.class.bind(obj.py()))
