@@ -42,7 +42,10 @@ class _StopRequested(Exception):
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="kafka and noida. Default: a temporary directory, deleted when the broker stops.",
+    help=(
+        "kafka and noida. Default: a temporary directory on disk (see --in-memory), deleted "
+        "when the broker stops."
+    ),
 )
 @click.option(
     "--in-memory",
