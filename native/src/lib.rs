@@ -696,23 +696,27 @@ fn send_back_events<'py>(
     })
 }
 
-/// The REPLAY events of dead letters sent again, each `(msg_id, original topic, replayed
-/// to, origin msg id)`: the counterpart of `rmqcompat.trace.bulk.replay_events` (see it).
+/// The REPLAY events of dead letters sent again, each holding its msg id, original topic,
+/// the topic it was replayed to and its origin msg id at `places` (a ledger row's, read
+/// in place): the counterpart of `rmqcompat.trace.bulk.replay_events` (see it), which
+/// reads and encodes them in the same order.
 #[pyfunction]
+#[pyo3(signature = (head, reason, letters, places = (0, 1, 2, 3)))]
 fn replay_events<'py>(
     head: &[u8],
     reason: &[u8],
     letters: &Bound<'py, PyAny>,
+    places: (usize, usize, usize, usize),
 ) -> PyResult<Bound<'py, PyList>> {
+    let (at_id, at_topic, at_target, at_origin) = places;
     encode_each(letters, |out, letter| {
-        let (msg_id, topic, replayed_to, origin): Four<'py> = letter.extract()?;
         out.extend_from_slice(head);
-        put_some_str(out, Some(topic))?;
+        put_some_str(out, Some(replay::field(&letter, at_topic)?))?;
         out.extend_from_slice(&[0, 0, 0]); // physical topic, partition, offset
-        put_str(out, &msg_id)?;
-        put_some_str(out, Some(origin))?;
+        put_str(out, &replay::field(&letter, at_id)?)?;
+        put_some_str(out, Some(replay::field(&letter, at_origin)?))?;
         out.extend_from_slice(&[0; 7]); // tags ... due time
-        put_some_str(out, Some(replayed_to))?;
+        put_some_str(out, Some(replay::field(&letter, at_target)?))?;
         out.push(0); // born time
         out.extend_from_slice(reason);
         Ok(())

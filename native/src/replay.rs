@@ -125,7 +125,7 @@ fn lenient<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'p
 
 /// `container[at]`, without an index object for a tuple (headers, their pairs and a
 /// layout's indexes are tuples).
-fn field<'py>(container: &Bound<'py, PyAny>, at: usize) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn field<'py>(container: &Bound<'py, PyAny>, at: usize) -> PyResult<Bound<'py, PyAny>> {
     match container.cast::<PyTuple>() {
         Ok(tuple) if at < tuple.len() => tuple.get_item(at),
         _ => container.get_item(at),

@@ -28,8 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient
@@ -61,12 +60,15 @@ from rmqcompat.errors import ConfigError, TopologyError
 from rmqcompat.topics.naming import to_kafka_topic
 from rmqcompat.topics.topology import provision_topology, replay_topology
 from rmqcompat.trace import Tracer, hooks
+from rmqcompat.trace.bulk import Places
 
 __all__ = ["Operator", "ReplayOptions", "ReplaySummary", "Replayer", "transactional_id"]
 
-#: A ledger row's (msg id, original topic, replayed to, origin msg id): its REPLAY event.
-_EVENT_FIELDS = itemgetter(
-    *map(COLUMNS.index, ("msg_id", "original_topic", "replayed_to", "origin_msg_id"))
+#: Where a ledger row holds its REPLAY event's (msg id, original topic, replayed to,
+#: origin msg id): the rows are encoded as they are.
+_EVENT_PLACES: Places = cast(
+    Places,
+    tuple(map(COLUMNS.index, ("msg_id", "original_topic", "replayed_to", "origin_msg_id"))),
 )
 
 #: Replays per transaction (fewer with ``rate``: about one transaction a second). Each
@@ -311,10 +313,10 @@ class Replayer:
     def _traced(self, committed: Sequence[Row]) -> None:
         if self._tracer.enabled:
             self._tracer.start()  # once; later calls do nothing
-            # the ledger rows already hold every field of the events: nothing decoded again
-            replays = map(_EVENT_FIELDS, committed)  # read on the trace sink's thread
-            command = self._operator.command
-            hooks.replayed(self._tracer, self._group, replays, len(committed), command)
+            # the ledger rows already hold every field of the events: nothing decoded
+            # again, and they are read where they are, on the trace sink's thread
+            command, count = self._operator.command, len(committed)
+            hooks.replayed(self._tracer, self._group, committed, count, command, _EVENT_PLACES)
 
     def _pace(self, started: float, sent: int, more: int) -> int:
         """Wait until sending ``more`` keeps the rate; the new total."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from rmqcompat import parking
 from rmqcompat import properties as props
@@ -427,8 +428,12 @@ def _forward_event(
 _forward_events = forward_events if CORE is None else CORE.forward_events
 
 
-#: A dead letter sent again: ``(msg_id, original topic, replayed to, origin msg id)``.
-Replayed = tuple[str, str, str, str | None]
+#: A dead letter sent again: a sequence holding its msg id, original topic, the topic it
+#: was replayed to and its origin msg id (a ledger row, say), at :data:`Places`.
+Replayed = Sequence[Any]
+#: Where in a :data:`Replayed` its (msg id, original topic, replayed to, origin msg id)
+#: are.
+Places = tuple[int, int, int, int]
 
 
 def replayed(
@@ -437,31 +442,35 @@ def replayed(
     group: str,
     letters: Iterable[Replayed],
     command: str,
+    places: Places = (0, 1, 2, 3),
 ) -> list[bytes]:
     """The REPLAY events of dead letters of ``group`` sent again at ``at_ms``."""
     head = _KIND["REPLAY"] + _long(at_ms) + who + _repeating(group)
-    return _replay_events(head, _some_str(command), letters)
+    return _replay_events(head, _some_str(command), letters, places)
 
 
-def replay_events(head: bytes, reason: bytes, letters: Iterable[Replayed]) -> list[bytes]:
+def replay_events(
+    head: bytes, reason: bytes, letters: Iterable[Replayed], places: Places = (0, 1, 2, 3)
+) -> list[bytes]:
     """The events of :func:`replayed`, each starting with ``head`` (their shared fields up
-    to the group, encoded) and ending with ``reason`` (encoded); the pure-Python reference
-    of the core's ``replay_events``."""
+    to the group, encoded) and ending with ``reason`` (encoded), each letter's fields read
+    at ``places``; the pure-Python reference of the core's ``replay_events``."""
+    at_id, at_topic, at_target, at_origin = places
     return [
         b"".join(
             (
                 head,
-                _repeating(topic),
+                _repeating(letter[at_topic]),
                 b"\x00\x00\x00",  # physical topic, partition, offset
-                _str(msg_id),
-                _some_str(origin),
+                _str(letter[at_id]),
+                _some_str(letter[at_origin]),
                 b"\x00" * 7,  # tags ... due time
-                _repeating(replayed_to),
+                _repeating(letter[at_target]),
                 _NULL,  # born time
                 reason,
             )
         )
-        for msg_id, topic, replayed_to, origin in letters
+        for letter in letters
     ]
 
 

@@ -171,9 +171,12 @@ def replayed(
     letters: Iterable[bulk.Replayed],
     count: int,
     command: str,
+    places: bulk.Places = (0, 1, 2, 3),
 ) -> None:
-    """``count`` dead letters of ``group`` were sent again (committed): each ``(msg_id,
-    original topic, replayed to, origin msg id)``, read on the sink's thread (what
-    ``letters`` reads must not change); ``command`` is the operator's command line."""
+    """``count`` dead letters of ``group`` were sent again (committed): each holding its
+    msg id, original topic, the topic it was replayed to and its origin msg id at
+    ``places``, read on the sink's thread (what ``letters`` holds must not change);
+    ``command`` is the operator's command line."""
     events = tracer.events
-    tracer.sink.defer(bulk.replayed, (events.who, events.clock(), group, letters, command), count)
+    args = (events.who, events.clock(), group, letters, command, places)
+    tracer.sink.defer(bulk.replayed, args, count)

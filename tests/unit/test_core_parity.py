@@ -317,11 +317,22 @@ def test_forward_trace_events_are_the_same_compiled_and_pure(
 
 SOME_TEXT = TEXT | st.none()
 REPLAYED = st.lists(st.tuples(TEXT, SOME_TEXT, SOME_TEXT, SOME_TEXT), max_size=4)
+#: Ledger rows, or any sequences: what a replay hands over, its fields read at places.
+ROWS = st.lists(st.lists(SOME_TEXT | st.integers(0, 3), max_size=7).map(tuple), max_size=4)
+PLACES = st.tuples(*[st.integers(0, 7)] * 4)
 
 
 @given(REPLAYED | st.lists(st.tuples(TEXT), max_size=2), st.binary(max_size=6))
 def test_replay_trace_events_are_the_same_compiled_and_pure(letters: Any, head: bytes) -> None:
     args = (head, b"\x02\x02c", letters)
+    assert _result(compiled_core().replay_events, *args) == _result(bulk.replay_events, *args)
+
+
+@given(ROWS, PLACES)
+def test_replay_trace_events_read_at_places_are_the_same_compiled_and_pure(
+    rows: Any, places: Any
+) -> None:
+    args = (b"h", b"\x02\x02c", rows, places)
     assert _result(compiled_core().replay_events, *args) == _result(bulk.replay_events, *args)
 
 
