@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, cast
+from typing import Any
 
 from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient
@@ -66,9 +66,11 @@ __all__ = ["Operator", "ReplayOptions", "ReplaySummary", "Replayer", "transactio
 
 #: Where a ledger row holds its REPLAY event's (msg id, original topic, replayed to,
 #: origin msg id): the rows are encoded as they are.
-_EVENT_PLACES: Places = cast(
-    Places,
-    tuple(map(COLUMNS.index, ("msg_id", "original_topic", "replayed_to", "origin_msg_id"))),
+_EVENT_PLACES: Places = (
+    COLUMNS.index("msg_id"),
+    COLUMNS.index("original_topic"),
+    COLUMNS.index("replayed_to"),
+    COLUMNS.index("origin_msg_id"),
 )
 
 #: Replays per transaction (fewer with ``rate``: about one transaction a second). Each

@@ -434,6 +434,8 @@ Replayed = Sequence[Any]
 #: Where in a :data:`Replayed` its (msg id, original topic, replayed to, origin msg id)
 #: are.
 Places = tuple[int, int, int, int]
+#: The places of a :data:`Replayed` that holds those four alone, in that order.
+IN_ORDER: Places = (0, 1, 2, 3)
 
 
 def replayed(
@@ -442,7 +444,7 @@ def replayed(
     group: str,
     letters: Iterable[Replayed],
     command: str,
-    places: Places = (0, 1, 2, 3),
+    places: Places = IN_ORDER,
 ) -> list[bytes]:
     """The REPLAY events of dead letters of ``group`` sent again at ``at_ms``."""
     head = _KIND["REPLAY"] + _long(at_ms) + who + _repeating(group)
@@ -450,7 +452,7 @@ def replayed(
 
 
 def replay_events(
-    head: bytes, reason: bytes, letters: Iterable[Replayed], places: Places = (0, 1, 2, 3)
+    head: bytes, reason: bytes, letters: Iterable[Replayed], places: Places = IN_ORDER
 ) -> list[bytes]:
     """The events of :func:`replayed`, each starting with ``head`` (their shared fields up
     to the group, encoded) and ending with ``reason`` (encoded), each letter's fields read

@@ -171,7 +171,7 @@ def replayed(
     letters: Iterable[bulk.Replayed],
     count: int,
     command: str,
-    places: bulk.Places = (0, 1, 2, 3),
+    places: bulk.Places,
 ) -> None:
     """``count`` dead letters of ``group`` were sent again (committed): each holding its
     msg id, original topic, the topic it was replayed to and its origin msg id at
