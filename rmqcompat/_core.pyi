@@ -31,7 +31,6 @@ from rmqcompat.producer.records import plain_headers as plain_headers
 from rmqcompat.properties import Headers, encode_properties
 from rmqcompat.trace.batch import pack_events as pack_events
 from rmqcompat.trace.bulk import consume_calls as consume_calls
-from rmqcompat.trace.bulk import consume_events as consume_events
 from rmqcompat.trace.bulk import forward_events as forward_events
 from rmqcompat.trace.bulk import publish_events as publish_events
 from rmqcompat.trace.bulk import replay_events as replay_events
@@ -51,6 +50,11 @@ def send_back_headers(
 
 # the core as a librdkafka plugin (rmqcompat.core_plugin)
 def plugin_available() -> bool: ...
+
+# what the trace encoders above return, whose reference is a list of bytes
+class Encodings:
+    def __len__(self) -> int: ...
+    def __getitem__(self, at: int, /) -> bytes: ...
 
 # the direct fetch (rmqcompat.consumer.fetcher), whose reference is confluent-kafka's
 # consume(): its records have confluent_kafka.Message's accessors

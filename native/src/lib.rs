@@ -20,12 +20,14 @@ mod consume_batch;
 mod deliveries;
 mod direct_fetch;
 mod direct_produce;
+mod encodings;
 mod holding;
 mod intake;
 mod ledger_page;
 mod message_ext;
 
-use message_ext::{field, Field};
+use encodings::Encodings;
+use message_ext::{field, Field, Fields};
 use record::Accessor;
 mod plain_lane;
 mod process_queue;
@@ -340,15 +342,15 @@ fn put_some_str(out: &mut Vec<u8>, value: Option<Bound<'_, PyAny>>) -> PyResult<
 /// physical topic (null), partition, offset, message id, origin id, tags and keys.
 fn put_received(
     out: &mut Vec<u8>,
-    msg: &Bound<'_, PyAny>,
+    msg: &Fields<'_, '_>,
     properties: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    let py = msg.py();
-    put_some_str(out, Some(field(msg, Field::Topic)?))?;
+    let py = properties.py();
+    put_some_str(out, Some(msg.get(Field::Topic)?))?;
     out.push(0); // physical topic
-    put_some_int(out, &field(msg, Field::QueueId)?, "queue id")?;
-    put_some_long(out, &field(msg, Field::QueueOffset)?, "queue offset")?;
-    put_str(out, &field(msg, Field::MsgId)?)?;
+    put_some_int(out, &msg.get(Field::QueueId)?, "queue id")?;
+    put_some_long(out, &msg.get(Field::QueueOffset)?, "queue offset")?;
+    put_str(out, &msg.get(Field::MsgId)?)?;
     for name in [
         intern!(py, "ORIGIN_MESSAGE_ID"),
         intern!(py, "TAGS"),
@@ -360,29 +362,11 @@ fn put_received(
 }
 
 /// The last fields of an event about a received message: its born time, no reason.
-fn put_born_and_reason(out: &mut Vec<u8>, msg: &Bound<'_, PyAny>) -> PyResult<()> {
-    let born = field(msg, Field::BornTimestamp)?;
+fn put_born_and_reason(out: &mut Vec<u8>, msg: &Fields<'_, '_>) -> PyResult<()> {
+    let born = msg.get(Field::BornTimestamp)?;
     put_some_long(out, &born, "born time")?;
     out.push(0); // reason
     Ok(())
-}
-
-/// The CONSUME events of one listener call, each the bytes after the shared `head`: the
-/// counterpart of `rmqcompat.trace.bulk.consume_events` (see it for the fields).
-#[pyfunction]
-#[pyo3(signature = (head, ok, bad, msgs, failed, reconsumes))]
-fn consume_events<'py>(
-    head: &[u8],
-    ok: &[u8],
-    bad: &[u8],
-    msgs: &Bound<'py, PyAny>,
-    failed: &Bound<'py, PyAny>,
-    reconsumes: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
-    let events = PyList::empty(msgs.py());
-    let call = CallEvents { head, ok, bad };
-    call.append(&events, msgs, failed, reconsumes)?;
-    Ok(events)
 }
 
 /// The CONSUME events of listener calls, each `(msgs, failed, duration_ms, late,
@@ -393,9 +377,9 @@ fn consume_calls<'py>(
     head: &[u8],
     statuses: &Bound<'py, PyDict>,
     calls: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Bound<'py, Encodings>> {
     let py = calls.py();
-    let events = PyList::empty(py);
+    let mut events = Encodings::default();
     let status = |name: &Bound<'py, PyAny>| -> PyResult<Vec<u8>> {
         match statuses.get_item(name)? {
             Some(encoded) => Ok(encoded.cast::<PyBytes>()?.as_bytes().to_vec()),
@@ -416,9 +400,9 @@ fn consume_calls<'py>(
             ok: &ok,
             bad: &bad,
         };
-        call.append(&events, &msgs, &failed, &reconsumes)?;
+        call.append(&mut events, &msgs, &failed, &reconsumes)?;
     }
-    Ok(events)
+    Bound::new(py, events)
 }
 
 /// What a listener call's CONSUME events share: the head, and the encoded status and
@@ -430,10 +414,11 @@ struct CallEvents<'a> {
 }
 
 impl CallEvents<'_> {
-    /// `consume_events`' events of the call on `msgs`, appended to `events`.
+    /// The CONSUME events of the call on `msgs` (see `rmqcompat.trace.bulk.consume_events`),
+    /// appended to `events`.
     fn append<'py>(
         &self,
-        events: &Bound<'py, PyList>,
+        events: &mut Encodings,
         msgs: &Bound<'py, PyAny>,
         failed: &Bound<'py, PyAny>,
         reconsumes: &Bound<'py, PyAny>,
@@ -441,9 +426,10 @@ impl CallEvents<'_> {
         let mut i = 0;
         let any_failed = failed.is_truthy()?; // most calls: none, and no test an event
         encode_into(events, msgs, |out, msg| {
-            let properties = field(&msg, Field::Properties)?;
+            let msg = Fields::of(&msg)?;
+            let properties = msg.get(Field::Properties)?;
             let reconsume = if reconsumes.is_none() {
-                field(&msg, Field::ReconsumeTimes)?
+                msg.get(Field::ReconsumeTimes)?
             } else {
                 reconsumes.get_item(i)?
             };
@@ -511,28 +497,29 @@ fn plain_headers<'py>(
     Ok(Some(headers))
 }
 
-/// The encodings `encode` writes for each of `items`, in order, each into an emptied
-/// buffer: the loop every bulk encoder of trace events shares.
+/// About the size of one event's encoding, in bytes: room a buffer of events is given.
+const EVENT_SIZE: usize = 160;
+
+/// The encodings `encode` appends to the buffer for each of `items`, in order: the loop
+/// every bulk encoder of trace events shares.
 fn encode_each<'py>(
     items: &Bound<'py, PyAny>,
     encode: impl FnMut(&mut Vec<u8>, Bound<'py, PyAny>) -> PyResult<()>,
-) -> PyResult<Bound<'py, PyList>> {
-    let events = PyList::empty(items.py());
-    encode_into(&events, items, encode)?;
-    Ok(events)
+) -> PyResult<Bound<'py, Encodings>> {
+    let mut events = Encodings::with_capacity(items.len().unwrap_or(0), EVENT_SIZE);
+    encode_into(&mut events, items, encode)?;
+    Bound::new(items.py(), events)
 }
 
 /// `encode_each`, appending to `events`.
 fn encode_into<'py>(
-    events: &Bound<'py, PyList>,
+    events: &mut Encodings,
     items: &Bound<'py, PyAny>,
     mut encode: impl FnMut(&mut Vec<u8>, Bound<'py, PyAny>) -> PyResult<()>,
 ) -> PyResult<()> {
-    let mut out: Vec<u8> = Vec::with_capacity(256);
     for item in items.try_iter()? {
-        out.clear();
-        encode(&mut out, item?)?;
-        events.append(PyBytes::new(items.py(), &out))?;
+        let item = item?;
+        events.write(|out| encode(out, item))?;
     }
     Ok(())
 }
@@ -546,7 +533,7 @@ fn publish_events<'py>(
     kind: &[u8],
     who: &[u8],
     acknowledged: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Bound<'py, Encodings>> {
     encode_each(acknowledged, |out, send| {
         let (at_ms, message, msg_id, physical_topic, born_ms, headers): Six<'py> =
             send.extract()?;
@@ -614,7 +601,7 @@ fn forward_events<'py>(
     kind: &[u8],
     who: &[u8],
     records: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Bound<'py, Encodings>> {
     let zero = 0i32.into_pyobject(py)?.into_any();
     let empty = PyString::new(py, "").into_any();
     encode_each(records, |out, record| {
@@ -676,11 +663,12 @@ fn send_back_events<'py>(
     who: &[u8],
     group: &[u8],
     sends: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Bound<'py, Encodings>> {
     encode_each(sends, |out, send| {
         let (at_ms, msg, reconsume_times, level, due_ms, target_topic): Six<'py> =
             send.extract()?;
-        let properties = field(&msg, Field::Properties)?;
+        let msg = Fields::of(&msg)?;
+        let properties = msg.get(Field::Properties)?;
         out.extend_from_slice(kind);
         put_long_of(out, &at_ms, "event time")?;
         out.extend_from_slice(who);
@@ -707,7 +695,7 @@ fn replay_events<'py>(
     reason: &[u8],
     letters: &Bound<'py, PyAny>,
     places: (usize, usize, usize, usize),
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Bound<'py, Encodings>> {
     let (at_id, at_topic, at_target, at_origin) = places;
     encode_each(letters, |out, letter| {
         out.extend_from_slice(head);
@@ -792,14 +780,21 @@ fn get_property<'py>(
     Ok(if value.is_none() { None } else { Some(value) })
 }
 
-/// The trace records of `events` (each an event's encoding), in order, as
-/// `(record, events in it)`: each record is `header`, an Avro array block of its events
-/// and the array's end; it holds at most `max_events` events and `max_bytes` of them, or
-/// one larger event alone. The counterpart of `rmqcompat.trace.batch.pack_events`.
+/// A part `pack_events` packs: encodings, or the range of its `bytes` among those held.
+enum Part<'a> {
+    Encoded(&'a Encodings),
+    Loose(std::ops::Range<usize>),
+}
+
+/// The trace records of the events of `parts` (each a sequence of events' encodings: an
+/// `Encodings` or `bytes` objects), in order, as `(record, events in it)`: each record is
+/// `header`, an Avro array block of its events and the array's end; it holds at most
+/// `max_events` events and `max_bytes` of them, or one larger event alone. The
+/// counterpart of `rmqcompat.trace.batch.pack_events`.
 #[pyfunction]
 fn pack_events<'py>(
     py: Python<'py>,
-    events: Vec<Bound<'py, PyBytes>>,
+    parts: Vec<Bound<'py, PyAny>>,
     header: &[u8],
     max_events: usize,
     max_bytes: usize,
@@ -809,13 +804,34 @@ fn pack_events<'py>(
             "a trace record holds at least one event",
         ));
     }
+    // a part of `bytes` objects is held whole first: each event is then read as a slice
+    let mut held: Vec<Bound<'py, PyBytes>> = Vec::new();
+    let mut kept: Vec<Part<'_>> = Vec::with_capacity(parts.len());
+    for part in &parts {
+        if let Ok(encodings) = part.cast::<Encodings>() {
+            kept.push(Part::Encoded(encodings.get()));
+        } else {
+            let start = held.len();
+            for event in part.try_iter()? {
+                held.push(event?.cast_into::<PyBytes>()?);
+            }
+            kept.push(Part::Loose(start..held.len()));
+        }
+    }
+    let mut events: Vec<&[u8]> = Vec::with_capacity(held.len());
+    for part in &kept {
+        match part {
+            Part::Encoded(encodings) => events.extend(encodings.events()),
+            Part::Loose(range) => events.extend(held[range.clone()].iter().map(|e| e.as_bytes())),
+        }
+    }
     let records = PyList::empty(py);
     let mut start = 0;
     while start < events.len() {
         let mut end = start;
         let mut size = 0;
         while end < events.len() && end - start < max_events {
-            let len = events[end].as_bytes().len();
+            let len = events[end].len();
             if end > start && size + len > max_bytes {
                 break;
             }
@@ -826,8 +842,7 @@ fn pack_events<'py>(
         let mut record = Vec::with_capacity(header.len() + size + 4 * chunk.len() + 8);
         record.extend_from_slice(header);
         put_long(&mut record, chunk.len() as i64);
-        for event in chunk {
-            let data = event.as_bytes();
+        for data in chunk {
             put_long(&mut record, data.len() as i64);
             record.extend_from_slice(data);
         }
@@ -1854,7 +1869,6 @@ impl PendingSend {
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode_headers, module)?)?;
-    module.add_function(wrap_pyfunction!(consume_events, module)?)?;
     module.add_function(wrap_pyfunction!(consume_calls, module)?)?;
     module.add_function(wrap_pyfunction!(pack_events, module)?)?;
     module.add_function(wrap_pyfunction!(forward_events, module)?)?;
@@ -1867,6 +1881,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(plain_decode, module)?)?;
     module.add_function(wrap_pyfunction!(rdkafka::plugin_available, module)?)?;
     module.add_class::<direct_fetch::DirectFetch>()?;
+    module.add_class::<Encodings>()?;
     module.add_class::<direct_produce::DirectProduce>()?;
     module.add_class::<replay::ReplayRecords>()?;
     module.add_class::<direct_fetch::DirectRecord>()?;

@@ -86,6 +86,28 @@ pub fn field<'py>(msg: &Bound<'py, PyAny>, field: Field) -> PyResult<Bound<'py, 
     layout(msg.py())?.read(msg, field as usize)
 }
 
+/// A message's fields as [`field`] reads them: from its slots all at once where it is
+/// exactly a `MessageExt` with every slot set (one check for all of them), else each by
+/// [`field`] when asked for (in the order the caller asks, as the pure path reads them).
+pub struct Fields<'a, 'py> {
+    msg: &'a Bound<'py, PyAny>,
+    slots: Option<[Bound<'py, PyAny>; 10]>,
+}
+
+impl<'a, 'py> Fields<'a, 'py> {
+    pub fn of(msg: &'a Bound<'py, PyAny>) -> PyResult<Self> {
+        let slots = layout(msg.py())?.get_all(msg);
+        Ok(Fields { msg, slots })
+    }
+
+    pub fn get(&self, which: Field) -> PyResult<Bound<'py, PyAny>> {
+        match &self.slots {
+            Some(slots) => Ok(slots[which as usize].clone()),
+            None => field(self.msg, which),
+        }
+    }
+}
+
 /// `MessageExt(*fields)`.
 pub fn new_message_ext<'py>(
     py: Python<'py>,

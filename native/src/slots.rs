@@ -77,7 +77,8 @@ impl<const N: usize> Slots<N> {
 
     /// Whether `obj`'s type is exactly the class, whose slots these are.
     pub fn holds(&self, obj: &Bound<'_, PyAny>) -> bool {
-        obj.get_type().is(self.class.bind(obj.py()))
+        // SAFETY: a live object's type, compared by address only
+        unsafe { ffi::Py_TYPE(obj.as_ptr()) == self.class.as_ptr().cast() }
     }
 
     /// The address of slot `at` of `obj`, an instance of exactly the class.
@@ -103,6 +104,24 @@ impl<const N: usize> Slots<N> {
             let value = *self.slot(obj, at);
             (!value.is_null()).then(|| Bound::from_borrowed_ptr(obj.py(), value))
         }
+    }
+
+    /// Every slot of `obj` at once (one check of its type for all of them): `None` when
+    /// `obj` is not exactly an instance of the class or a slot is empty.
+    pub fn get_all<'py>(&self, obj: &Bound<'py, PyAny>) -> Option<[Bound<'py, PyAny>; N]> {
+        if !self.holds(obj) {
+            return None;
+        }
+        let mut values = [std::ptr::null_mut(); N];
+        for (at, value) in values.iter_mut().enumerate() {
+            // SAFETY: as in `get`
+            *value = unsafe { *self.slot(obj, at) };
+            if value.is_null() {
+                return None;
+            }
+        }
+        // SAFETY: each a live object `obj` holds
+        Some(values.map(|value| unsafe { Bound::from_borrowed_ptr(obj.py(), value) }))
     }
 
     /// Sets slot `at` of `obj` to `value`, as the member descriptor's setter does (a frozen

@@ -16,6 +16,7 @@ batching wrote) is read as that event.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 from rmqcompat.core import CORE
 from rmqcompat.trace.avro import zigzag_long
@@ -48,24 +49,26 @@ def _encode_batch(header: bytes, events: Sequence[bytes]) -> bytes:
     return b"".join(parts)
 
 
-def pack(events: Iterable[bytes]) -> list[tuple[bytes, int]]:
-    """``events`` (encoded) as trace records, in order: ``(record, events in it)``; each
-    record holds at most :data:`MAX_EVENTS` events and :data:`MAX_BYTES` of them, or one
-    larger event (so a record the broker refuses as too large loses that event only)."""
-    return _pack_events(list(events), BATCH_HEADER, MAX_EVENTS, MAX_BYTES)
+def pack(parts: Iterable[Sequence[bytes]]) -> list[tuple[bytes, int]]:
+    """The events of ``parts`` (each a sequence of encoded events, as a bulk encoder
+    returns them) as trace records, in order: ``(record, events in it)``; each record
+    holds at most :data:`MAX_EVENTS` events and :data:`MAX_BYTES` of them, or one larger
+    event (so a record the broker refuses as too large loses that event only)."""
+    return _pack_events(list(parts), BATCH_HEADER, MAX_EVENTS, MAX_BYTES)
 
 
 def pack_events(
-    events: Sequence[bytes], header: bytes, max_events: int, max_bytes: int
+    parts: Sequence[Sequence[bytes]], header: bytes, max_events: int, max_bytes: int
 ) -> list[tuple[bytes, int]]:
-    """:func:`pack` with its limits given: the records (``header`` first) of ``events``
-    (the pure-Python reference of the core's ``pack_events``)."""
+    """:func:`pack` with its limits given: the records (``header`` first) of the events of
+    ``parts`` (the pure-Python reference of the core's ``pack_events``, which also reads
+    the core's ``Encodings`` without an object an event)."""
     if max_events < 1:
         raise ValueError("a trace record holds at least one event")
     records: list[tuple[bytes, int]] = []
     chunk: list[bytes] = []
     size = 0
-    for event in events:
+    for event in chain.from_iterable(parts):
         if chunk and size + len(event) > max_bytes:
             records.append((_encode_batch(header, chunk), len(chunk)))
             chunk, size = [], 0

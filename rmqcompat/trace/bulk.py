@@ -43,9 +43,6 @@ _cache: dict[str, bytes] = {}
 _VARINT = tuple(zigzag_long((n >> 1) ^ -(n & 1)) for n in range(1 << 14))
 _SOME_VARINT = tuple(_SOME + v for v in _VARINT)
 _MORE = tuple(bytes(((k & 0x7F) | 0x80, (k >> 7) | 0x80)) for k in range(1 << 14))
-#: The CONSUME events of one listener call share their head: the last one is kept, for
-#: the next call in the same millisecond.
-_last_head: tuple[tuple[object, ...], tuple[bytes, bytes, bytes]] | None = None
 
 
 def _long(value: int) -> bytes:
@@ -121,15 +118,19 @@ def identity(client_id: str, host: str, namespace: str) -> bytes:
 Call = tuple[Sequence[MessageExt], Collection[int], int, str, Sequence[int] | None]
 
 
-def consumed_calls(who: bytes, at_ms: int, group: str, calls: Iterable[Call]) -> list[bytes]:
-    """The CONSUME events of these listener calls at ``at_ms`` (see :func:`consumed`), in
-    one core call where it is built: a retry round trip's failed calls are one each
-    (batch size 1: 0.43-0.56 us a call against 0.52-0.93 one by one through :func:`consumed`,
+def consumed_calls(who: bytes, at_ms: int, group: str, calls: Iterable[Call]) -> Sequence[bytes]:
+    """The CONSUME events of these listener calls at ``at_ms``, each call's ``failed``
+    indexes with its ``late`` status, the others SUCCESS; its ``reconsumes`` are the
+    messages' counts when the call ended (None: read from the messages, which nobody
+    changed since). One core call where it is built: a retry round trip's failed calls
+    are one each (batch size 1: 0.43-0.56 us a call against 0.52-0.93 one by one,
     timeit, 2026-11-28)."""
     return _consume_calls(_consume_head(who, at_ms, group), _STATUS, calls)
 
 
-def consume_calls(head: bytes, statuses: Mapping[str, bytes], calls: Iterable[Call]) -> list[bytes]:
+def consume_calls(
+    head: bytes, statuses: Mapping[str, bytes], calls: Iterable[Call]
+) -> Sequence[bytes]:
     """:func:`consume_events` of each call, all after ``head``, with the status and
     duration of :func:`_outcomes` (``statuses``: each status's encoding, by name) (the
     pure-Python reference of the core's ``consume_calls``)."""
@@ -151,50 +152,25 @@ def _outcomes(statuses: Mapping[str, bytes], late: str, duration_ms: int) -> tup
     return statuses["SUCCESS"] + took, statuses[late] + took
 
 
-def consumed(
-    who: bytes,
-    at_ms: int,
-    group: str,
-    msgs: Sequence[MessageExt],
-    failed: Collection[int],
-    late: str,
-    duration_ms: int,
-    reconsumes: Sequence[int] | None,
-) -> list[bytes]:
-    """The CONSUME events of one listener call on ``msgs`` at ``at_ms``: the ``failed``
-    indexes ``late``, the others SUCCESS; ``reconsumes`` are the messages' counts when
-    the call ended (None: read from the messages, which nobody changed since)."""
-    global _last_head  # one tuple, replaced whole: a reader sees a key with its head
-    key = (who, at_ms, group, late, duration_ms)
-    last = _last_head
-    if last is not None and last[0] == key:
-        head, ok, bad = last[1]
-    else:
-        head = _consume_head(who, at_ms, group)
-        ok, bad = _outcomes(_STATUS, late, duration_ms)
-        _last_head = (key, (head, ok, bad))
-    return _consume_events(head, ok, bad, msgs, failed, reconsumes)
-
-
 def consumed_ok(
     who: bytes, at_ms: int, group: str, calls: Iterable[tuple[Sequence[MessageExt], int]]
-) -> list[bytes]:
+) -> Sequence[bytes]:
     """The CONSUME events of listener calls that succeeded whole at ``at_ms``, each
-    ``(msgs, duration_ms)`` (see :func:`consumed`). Consecutive calls of the same
-    duration share their events' head and are encoded together: at batch size 1 most
-    calls last 0 ms, and one encoding call per run costs less than one per call."""
-    events: list[bytes] = []
+    ``(msgs, duration_ms)`` (see :func:`consumed_calls`). Consecutive calls of the same
+    duration are encoded as one call: at batch size 1 most calls last 0 ms, and a call's
+    own encoding (its status and duration) once per run costs less than once per call."""
+    runs: list[Call] = []
     run: list[MessageExt] = []  # messages of consecutive calls of one duration
     run_ms = 0
     for msgs, duration_ms in calls:
         if duration_ms != run_ms and run:
-            events += consumed(who, at_ms, group, run, (), "RECONSUME_LATER", run_ms, None)
+            runs.append((run, (), run_ms, "RECONSUME_LATER", None))
             run = []
         run_ms = duration_ms
         run += msgs
     if run:
-        events += consumed(who, at_ms, group, run, (), "RECONSUME_LATER", run_ms, None)
-    return events
+        runs.append((run, (), run_ms, "RECONSUME_LATER", None))
+    return consumed_calls(who, at_ms, group, runs)
 
 
 def consume_events(
@@ -205,10 +181,10 @@ def consume_events(
     failed: Collection[int],
     reconsumes: Sequence[int] | None,
 ) -> list[bytes]:
-    """The CONSUME events of :func:`consumed`, each ``head`` (the fields the call's events
-    share) then the message's own, with the status and duration ``bad`` for the ``failed``
-    indexes and ``ok`` for the others (the pure-Python reference of the core's
-    ``consume_events``)."""
+    """The CONSUME events of one call (see :func:`consumed_calls`), each ``head`` (the
+    fields the call's events share) then the message's own, with the status and duration
+    ``bad`` for the ``failed`` indexes and ``ok`` for the others (a step of
+    :func:`consume_calls`)."""
     events: list[bytes] = []
     append, join = events.append, b"".join
     for i, msg in enumerate(msgs):
@@ -240,7 +216,6 @@ def consume_events(
     return events
 
 
-_consume_events = consume_events if CORE is None else CORE.consume_events
 _consume_calls = consume_calls if CORE is None else CORE.consume_calls
 
 
@@ -251,7 +226,7 @@ _consume_calls = consume_calls if CORE is None else CORE.consume_calls
 SentBack = tuple[int, MessageExt, int, int, int | None, str]
 
 
-def sent_back(who: bytes, group: str, sends: Iterable[SentBack]) -> list[bytes]:
+def sent_back(who: bytes, group: str, sends: Iterable[SentBack]) -> Sequence[bytes]:
     """The SEND_BACK events of ``group``'s stored send-backs (see
     :func:`rmqcompat.trace.hooks.settled_back_run`)."""
     return _send_back_events(_KIND["SEND_BACK"], who, _repeating(group), sends)
@@ -259,7 +234,7 @@ def sent_back(who: bytes, group: str, sends: Iterable[SentBack]) -> list[bytes]:
 
 def send_back_events(
     kind: bytes, who: bytes, group: bytes, sends: Iterable[SentBack]
-) -> list[bytes]:
+) -> Sequence[bytes]:
     """The events of :func:`sent_back`, each starting with ``kind`` (the event type's
     encoding), then its time, ``who`` and ``group`` (encoded); the pure-Python reference
     of the core's ``send_back_events``."""
@@ -304,13 +279,15 @@ _send_back_events = send_back_events if CORE is None else CORE.send_back_events
 Acknowledged = tuple[int, Message, str, str, int | None, Sequence[tuple[str, bytes | None]]]
 
 
-def published(who: bytes, acknowledged: Iterable[Acknowledged]) -> list[bytes]:
+def published(who: bytes, acknowledged: Iterable[Acknowledged]) -> Sequence[bytes]:
     """The PUBLISH events of ``acknowledged`` sends (see
     :func:`rmqcompat.trace.hooks.published`)."""
     return _publish_events(_KIND["PUBLISH"], who, acknowledged)
 
 
-def publish_events(kind: bytes, who: bytes, acknowledged: Iterable[Acknowledged]) -> list[bytes]:
+def publish_events(
+    kind: bytes, who: bytes, acknowledged: Iterable[Acknowledged]
+) -> Sequence[bytes]:
     """The events of :func:`published`, each starting with ``kind`` (the event type's
     encoding), then its time and ``who``; the pure-Python reference of the core's
     ``publish_events``."""
@@ -378,13 +355,13 @@ def _int_property(properties: Mapping[str, str], name: str) -> int | None:
 Forwarded = tuple[int, KafkaRecord, Mapping[str, str], int]
 
 
-def forwarded(who: bytes, records: Iterable[Forwarded]) -> list[bytes]:
+def forwarded(who: bytes, records: Iterable[Forwarded]) -> Sequence[bytes]:
     """The FORWARD events of parked records forwarded (see
     :func:`rmqcompat.trace.hooks.forwarded`)."""
     return _forward_events(_KIND["FORWARD"], who, records)
 
 
-def forward_events(kind: bytes, who: bytes, records: Iterable[Forwarded]) -> list[bytes]:
+def forward_events(kind: bytes, who: bytes, records: Iterable[Forwarded]) -> Sequence[bytes]:
     """The FORWARD events of :func:`forwarded`, each starting with ``kind`` (the event
     type's encoding) and ``who`` (the pure-Python reference of the core's
     ``forward_events``). ``properties`` are decoded headers: text."""
@@ -445,7 +422,7 @@ def replayed(
     letters: Iterable[Replayed],
     command: str,
     places: Places = IN_ORDER,
-) -> list[bytes]:
+) -> Sequence[bytes]:
     """The REPLAY events of dead letters of ``group`` sent again at ``at_ms``."""
     head = _KIND["REPLAY"] + _long(at_ms) + who + _repeating(group)
     return _replay_events(head, _some_str(command), letters, places)
@@ -453,7 +430,7 @@ def replayed(
 
 def replay_events(
     head: bytes, reason: bytes, letters: Iterable[Replayed], places: Places = IN_ORDER
-) -> list[bytes]:
+) -> Sequence[bytes]:
     """The events of :func:`replayed`, each starting with ``head`` (their shared fields up
     to the group, encoded) and ending with ``reason`` (encoded), each letter's fields read
     at ``places``; the pure-Python reference of the core's ``replay_events``."""

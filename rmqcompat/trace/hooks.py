@@ -117,7 +117,7 @@ def _hand_over(tracer: Tracer, write: Write, args: tuple[Any, ...], count: int) 
     tracer.sink.defer(write, args, count)
 
 
-def _as_encoded(events: list[bytes]) -> list[bytes]:
+def _as_encoded(events: Sequence[bytes]) -> Sequence[bytes]:
     return events
 
 

@@ -21,7 +21,7 @@ import logging
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -44,7 +44,7 @@ _log = logging.getLogger("rmqcompat.trace")
 #: 1024 batches; an event here is about 150 bytes once encoded).
 DEFAULT_CAPACITY = 20_000
 #: Encodes deferred events on the sink's thread: ``write(*args)`` is their encodings.
-Write = Callable[..., Iterable[bytes]]
+Write = Callable[..., Sequence[bytes]]
 #: What a ``write`` raises for values it cannot encode (the events are dropped, counted).
 ENCODING_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError)
 #: A buffered entry: ``(write, args, events)``.
@@ -286,11 +286,12 @@ class KafkaTraceSink:
             return None
         return [(DROPPED_HEADER, f"{self._sink_id} {dropped}".encode())]
 
-    def _encoded(self, producer: Producer) -> list[bytes]:
-        """The buffered events, encoded, about :data:`DRAIN_PASS` at most (whole entries);
-        an entry that cannot be encoded is dropped and its events counted."""
+    def _encoded(self, producer: Producer) -> list[Sequence[bytes]]:
+        """The buffered events, encoded, about :data:`DRAIN_PASS` at most (whole entries,
+        each entry's encodings as its ``write`` returned them); an entry that cannot be
+        encoded is dropped and its events counted."""
         popleft = self._buffer.popleft
-        encodings: list[bytes] = []
+        encodings: list[Sequence[bytes]] = []
         taken = since_poll = 0
         while taken < DRAIN_PASS:
             try:
@@ -306,7 +307,7 @@ class KafkaTraceSink:
                 producer.poll(0)
                 since_poll = 0
             try:
-                encodings += list(write(*args))  # all of the entry's events, or none
+                encodings.append(write(*args))  # all of the entry's events, or none
             except ENCODING_ERRORS as exc:
                 _log.warning("%d trace events not encodable, dropped: %s", events, exc)
                 self._count_failed(events)

@@ -108,20 +108,13 @@ CONSUME_CALLS = st.lists(MESSAGES, max_size=4).flatmap(
 
 
 def _result(kernel: Any, *args: Any) -> tuple[Any, ...]:
+    """``kernel(*args)``'s value (a trace encoder's ``Encodings`` read as the list of its
+    events' bytes), or the type of what it raised."""
     try:
-        return ("value", kernel(*args))
+        value = kernel(*args)
     except Exception as exc:  # the exception's type is the outcome compared
         return ("raised", type(exc))
-
-
-@given(CONSUME_CALLS, st.binary(max_size=6), st.binary(max_size=3), st.binary(max_size=3))
-def test_consume_trace_events_are_the_same_compiled_and_pure(
-    call: Any, head: bytes, ok: bytes, bad: bytes
-) -> None:
-    msgs, failed, reconsumes = call
-    args = (head, ok, bad, msgs, failed, reconsumes)
-    compiled = _result(compiled_core().consume_events, *args)
-    assert compiled == _result(bulk.consume_events, *args)
+    return ("value", list(value) if isinstance(value, compiled_core().Encodings) else value)
 
 
 #: Listener calls as ``consume_calls`` takes them: the failed ones' status may be one the
@@ -241,8 +234,9 @@ def test_compiled_consume_events_decode_as_the_events_they_stand_for() -> None:
     core = compiled_core()
     msg = MessageExt("Orders", b"", "id-1", 2, 70_000, 1_700_000_000_000, 0, 3, {props.TAGS: "t"})
     who = bulk.identity("client", "host", "ns")
-    with mock.patch.object(bulk, "_consume_events", core.consume_events):
-        events = bulk.consumed(who, 1_700_000_000_001, "g", [msg], {0}, "RECONSUME_LATER", 5, None)
+    call = ([msg], {0}, 5, "RECONSUME_LATER", None)
+    with mock.patch.object(bulk, "_consume_calls", core.consume_calls):
+        events = bulk.consumed_calls(who, 1_700_000_000_001, "g", [call])
     record = decode(events[0])
     seen = {name: record[name] for name in ("msg_id", "topic", "offset", "tags", "status")}
     assert seen == {
@@ -267,16 +261,16 @@ def test_the_core_reads_a_messages_fields_as_attribute_access_does() -> None:
     """The core reads exactly a MessageExt's fields from its slots; a subclass's, and an
     emptied slot, through attribute access: what the pure path reads, or raises."""
     core = compiled_core()
-    args: tuple[Any, ...] = (b"", b"\x00", b"\x02", [], (), None)
     loud = _LoudTopic("Orders", b"", "id-1", 2, 7, 1, 0, 3, {})
     emptied = MessageExt("Orders", b"", "id-1", 2, 7, 1, 0, 3, {})
     del emptied.queue_offset
+    statuses = {"SUCCESS": b"\x02\x00", "RECONSUME_LATER": b"\x02\x02"}
     for msg in (loud, emptied):
-        args = (*args[:3], [msg], *args[4:])
-        assert _result(core.consume_events, *args) == _result(bulk.consume_events, *args)
+        args = (b"", statuses, [([msg], (), 0, "RECONSUME_LATER", None)])
+        assert _result(core.consume_calls, *args) == _result(bulk.consume_calls, *args)
     who = bulk.identity("client", "host", "ns")
-    with mock.patch.object(bulk, "_consume_events", core.consume_events):
-        events = bulk.consumed(who, 1, "g", [loud], (), "RECONSUME_LATER", 0, None)
+    with mock.patch.object(bulk, "_consume_calls", core.consume_calls):
+        events = bulk.consumed_calls(who, 1, "g", [([loud], (), 0, "RECONSUME_LATER", None)])
     assert decode(events[0])["topic"] == "ORDERS"
 
 
@@ -367,17 +361,35 @@ def test_compiled_forward_events_decode_as_the_events_they_stand_for() -> None:
     assert (record["reconsume_times"], record["delay_level"]) == (2, None)
 
 
-@given(
-    st.lists(st.binary(max_size=40) | st.sampled_from([b"", b"x" * 300]), max_size=30),
-    st.binary(max_size=10),
-    st.integers(0, 8),
-    st.integers(0, 120),
+def _encodings(ids: list[str]) -> Any:
+    """The core's ``Encodings`` of REPLAY events of these msg ids (of as many lengths)."""
+    return compiled_core().replay_events(b"\x01", b"\x00", [(i, "T", "U", None) for i in ids])
+
+
+def test_encodings_read_as_the_sequence_of_their_events() -> None:
+    events = _encodings(["a", "bb", ""])
+    each = [bulk.replay_events(b"\x01", b"\x00", [(i, "T", "U", None)])[0] for i in ("a", "bb", "")]
+    assert (len(events), list(events), events[-1]) == (3, each, each[2])
+    with pytest.raises(IndexError):
+        events[3]
+
+
+#: A write's events, as the sink packs them: a list of ``bytes`` or the core's encodings.
+PACKED_PARTS = st.lists(
+    st.lists(st.binary(max_size=40) | st.sampled_from([b"", b"x" * 300]), max_size=8)
+    | st.lists(st.text(max_size=40) | st.just("x" * 300), max_size=8).map(_encodings),
+    max_size=5,
 )
+
+
+@given(PACKED_PARTS, st.binary(max_size=10), st.integers(0, 8), st.integers(0, 120))
 def test_trace_records_are_packed_the_same_compiled_and_pure(
-    events: list[bytes], header: bytes, max_events: int, max_bytes: int
+    parts: list[Any], header: bytes, max_events: int, max_bytes: int
 ) -> None:
-    args = (events, header, max_events, max_bytes)
-    assert _result(compiled_core().pack_events, *args) == _result(batch.pack_events, *args)
+    """The core packs encodings as the pure path packs the same events as ``bytes``."""
+    compiled = _result(compiled_core().pack_events, parts, header, max_events, max_bytes)
+    as_bytes = [list(part) for part in parts]
+    assert compiled == _result(batch.pack_events, as_bytes, header, max_events, max_bytes)
 
 
 #: The forwarder's clock and the records' append times: a fixed now, times around it.

@@ -98,8 +98,8 @@ def test_deferred_events_arrive_and_an_unencodable_call_drops_only_its_own(
     msgs = [MessageExt("Orders", b"", f"id{n}", 0, n, 1, 1) for n in range(3)]
     too_many = MessageExt("Orders", b"", "bad", 0, 9, 1, 1, 2**31)  # no Avro int holds it
     for call in (msgs[:2], [msgs[0], too_many], msgs[2:]):
-        args = (emitter.who, 5, "G", call, (), "RECONSUME_LATER", 1, None)
-        sink.defer(bulk.consumed, args, len(call))
+        args = (emitter.who, 5, "G", [(call, (), 1, "RECONSUME_LATER", None)])
+        sink.defer(bulk.consumed_calls, args, len(call))
     sink.start()
     sink.close()
     stats = sink.stats()

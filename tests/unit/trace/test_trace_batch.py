@@ -76,7 +76,7 @@ def test_a_broken_event_in_a_batch_is_refused() -> None:
 
 def test_pack_keeps_order_and_bounds_each_record() -> None:
     events = _events(MAX_EVENTS * 2 + 7)
-    records = list(pack(events))
+    records = list(pack([events]))
     assert [count for _, count in records] == [MAX_EVENTS, MAX_EVENTS, 7]
     unpacked = [event for value, _ in records for event in _items(value)]
     assert unpacked == events
@@ -85,7 +85,8 @@ def test_pack_keeps_order_and_bounds_each_record() -> None:
 def test_pack_closes_a_record_before_it_passes_max_bytes() -> None:
     small, big = b"s" * (MAX_BYTES // 4), b"x" * (MAX_BYTES + 1)
     fill = [small] * 4  # MAX_BYTES together
-    records = list(pack([*fill, small, big, small]))
+    # a write's events are one part: records run across parts
+    records = list(pack([fill[:3], [fill[3], small], [], [big, small]]))
     counts = [count for _, count in records]
     # the fill, then the small one that no longer fits, then the big one alone, then the last
     assert counts == [4, 1, 1, 1]

@@ -199,9 +199,11 @@ def test_calls_of_one_duration_in_a_row_give_the_events_of_each_call_in_order() 
     each = [
         event
         for call, duration_ms in calls
-        for event in bulk.consumed(who, 7, "G", call, (), "RECONSUME_LATER", duration_ms, None)
+        for event in bulk.consumed_calls(
+            who, 7, "G", [(call, (), duration_ms, "RECONSUME_LATER", None)]
+        )
     ]
-    assert bulk.consumed_ok(who, 7, "G", calls) == each
+    assert list(bulk.consumed_ok(who, 7, "G", calls)) == each
     assert [decode(e)["duration_ms"] for e in each] == [0, 0, 5, 5, 0, 0]
 
 
