@@ -112,7 +112,7 @@ def fill(client: ClientConfig, messages: int) -> tuple[int, int]:
             events += [emit.consume(msg, GROUP, "SUCCESS", 1)]
         drained += events
         if len(drained) >= DRAIN_PASS or n == messages - 1:
-            for value, count in pack(encode(event) for event in drained):
+            for value, count in pack([[encode(event) for event in drained]]):
                 _produce(producer, topic, value)
                 written, records = written + count, records + 1
             drained = []
