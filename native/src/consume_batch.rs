@@ -17,8 +17,7 @@ use pyo3::types::{PyDict, PyList, PySet, PyTuple};
 use pyo3::{intern, PyTraverseError, PyVisit};
 use std::sync::Mutex;
 
-use crate::process_queue::{dropped, ProcessQueue};
-use crate::received::ConsumeEvents;
+use crate::process_queue::dropped;
 use crate::{field, Field};
 use crate::{track, untrack};
 
@@ -450,13 +449,7 @@ fn add_success(
 /// Settles the batches of one partition that succeeded whole, from `batches[start]` on:
 /// the counterpart of `rmqcompat.consumer.settlement.settle_successes` for the core's
 /// batches and contexts; it stops at anything else, which the Python loop then decides.
-///
-/// With `kept` (tracing on), a message whose CONSUME event fields the intake kept with its
-/// process-queue entry has its event written there (`crate::received`) rather than
-/// being added to `succeeded`, which then holds the others only.
 #[pyfunction]
-#[pyo3(signature = (batches, start, pq, running, limit, acked, succeeded, kept=None))]
-#[allow(clippy::too_many_arguments)] // the reference's arguments, and the core's own
 pub fn settle_successes<'py>(
     batches: &Bound<'py, PyList>,
     start: usize,
@@ -465,10 +458,8 @@ pub fn settle_successes<'py>(
     limit: f64,
     acked: &Bound<'py, PyList>,
     succeeded: Option<&Bound<'py, PyList>>,
-    kept: Option<&Bound<'py, ConsumeEvents>>,
 ) -> PyResult<(usize, usize)> {
     let py = batches.py();
-    let queue = pq.cast::<ProcessQueue>().ok();
     let (mut at, mut timeouts) = (start, 0);
     while at < batches.len() {
         let item = batches.get_item(at)?;
@@ -493,22 +484,9 @@ pub fn settle_successes<'py>(
             if took_s(&this, py).is_some_and(|took| took >= limit) {
                 timeouts += 1;
             }
-            let took_ms = took_s(&this, py).map_or(0, |took| (took * 1000.0) as i64);
-            match (succeeded, kept, queue) {
-                (Some(succeeded), Some(kept), Some(queue)) => {
-                    let rest = write_kept(
-                        py,
-                        &this.messages,
-                        &mut queue.borrow_mut(),
-                        &mut kept.borrow_mut(),
-                        took_ms,
-                    )?;
-                    if !rest.is_empty() {
-                        add_success(succeeded, &rest, took_ms)?;
-                    }
-                }
-                (Some(succeeded), _, _) => add_success(succeeded, &this.messages, took_ms)?,
-                _ => {}
+            if let Some(succeeded) = succeeded {
+                let took_ms = took_s(&this, py).map_or(0, |took| (took * 1000.0) as i64);
+                add_success(succeeded, &this.messages, took_ms)?;
             }
             for msg in &this.messages {
                 acked.append(field(msg.bind(py), Field::QueueOffset)?)?;
@@ -518,29 +496,6 @@ pub fn settle_successes<'py>(
         at += 1;
     }
     Ok((at, timeouts))
-}
-
-/// The CONSUME events of `messages`, whose call took `took_ms`, written to `kept` where
-/// `queue` holds their fields; the messages it holds none for, returned.
-fn write_kept(
-    py: Python<'_>,
-    messages: &[Py<PyAny>],
-    queue: &mut ProcessQueue,
-    kept: &mut ConsumeEvents,
-    took_ms: i64,
-) -> PyResult<Vec<Py<PyAny>>> {
-    let mut rest = Vec::new();
-    for msg in messages {
-        let bound = msg.bind(py);
-        let offset = field(bound, Field::QueueOffset)?.extract::<i64>();
-        match offset.ok().and_then(|offset| queue.take_received(offset)) {
-            Some(received) => {
-                kept.write(&received, took_ms, &field(bound, Field::ReconsumeTimes)?)?
-            }
-            None => rest.push(msg.clone_ref(py)),
-        }
-    }
-    Ok(rest)
 }
 
 /// A module attribute of the consumer's listener vocabulary, kept once looked up.

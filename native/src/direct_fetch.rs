@@ -21,9 +21,7 @@
 //! messages without the GIL, and the messages destroyed, before any Python object is
 //! built.
 
-use crate::message_ext::Fields;
 use crate::rdkafka::{client_of, rdkafka, Client, RdMessage, Rdkafka, RESP_OK};
-use crate::received::Received;
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyUnicodeDecodeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -237,9 +235,6 @@ impl DirectRecord {
     }
 }
 
-/// The properties a CONSUME event holds, in its order (`crate::received::Received::of`).
-const RECEIVED_PROPERTIES: [&[u8]; 3] = [b"ORIGIN_MESSAGE_ID", b"TAGS", b"KEYS"];
-
 /// Header names kept as Python strings by a fetch (more are made anew for each batch).
 const NAMES_KEPT: usize = 256;
 
@@ -370,24 +365,6 @@ impl DirectBatch {
         };
         let offset = record.offset.into_pyobject(py)?.into_any();
         Ok(crate::plain_message(py, parts, place, &offset)?.map(|msg| (offset, msg)))
-    }
-
-    /// The CONSUME event fields (`crate::received`) of record `at`'s message `msg`, which
-    /// `plain_at` built from it (its properties are then its headers, each name once, each
-    /// value UTF-8); None once the record is taken.
-    pub fn received_at(&self, at: usize, msg: &Bound<'_, PyAny>) -> PyResult<Option<Received>> {
-        let Some(Some(record)) = self.records.get(at) else {
-            return Ok(None);
-        };
-        let copies = &self.copies;
-        let mut properties: [Option<&[u8]>; 3] = [None; 3];
-        for header in copies.headers_of(record).into_iter().flatten() {
-            let name = copies.bytes(header.name_span);
-            if let Some(at) = RECEIVED_PROPERTIES.iter().position(|known| *known == name) {
-                properties[at] = header.value.map(|span| copies.bytes(span));
-            }
-        }
-        Received::of(&Fields::of(msg)?, properties).map(Some)
     }
 
     /// Takes record `at` (see `__setitem__`).

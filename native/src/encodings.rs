@@ -37,15 +37,6 @@ impl Encodings {
         Ok(())
     }
 
-    /// How many events there are.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
     /// Each event's bytes, in order.
     pub fn events(&self) -> impl Iterator<Item = &[u8]> {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());

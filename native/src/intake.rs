@@ -3,7 +3,6 @@
 
 use crate::direct_fetch::DirectBatch;
 use crate::process_queue::add_to;
-use crate::received::Received;
 use crate::run::run_offset;
 use crate::Place;
 use pyo3::intern;
@@ -11,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 #[pyfunction]
-#[pyo3(signature = (records, start, place, pq, out, checked=None, traced=false))]
+#[pyo3(signature = (records, start, place, pq, out, checked=None))]
 pub fn accept_run<'py>(
     records: &Bound<'py, PyAny>,
     start: usize,
@@ -19,7 +18,6 @@ pub fn accept_run<'py>(
     pq: &Bound<'py, PyAny>,
     out: &Bound<'py, PyList>,
     checked: Option<&Bound<'py, PyDict>>,
-    traced: bool,
 ) -> PyResult<usize> {
     let py = records.py();
     let (physical, logical, partition) = place;
@@ -53,17 +51,7 @@ pub fn accept_run<'py>(
             }
         }
         let size = crate::field(&msg, crate::Field::Body)?.len()?;
-        let received = if traced {
-            run.received_at(at, &msg)?
-        } else {
-            None
-        };
-        add_to(
-            pq,
-            &offset,
-            i64::try_from(size).unwrap_or(i64::MAX),
-            received,
-        )?;
+        add_to(pq, &offset, i64::try_from(size).unwrap_or(i64::MAX))?;
         out.append(msg)?;
         run.take_out(py, at)?; // taken: freed once its message is built
         at += 1;
@@ -122,15 +110,6 @@ impl<'py> Run<'py> {
                 topic,
                 partition,
             } => batch.plain_at(py, at, *topic, *partition, place),
-        }
-    }
-
-    /// The CONSUME event fields of record `at`'s message `msg` where the run can write
-    /// them without reading the message's properties (a direct batch's headers).
-    fn received_at(&self, at: usize, msg: &Bound<'py, PyAny>) -> PyResult<Option<Received>> {
-        match self {
-            Run::List(_) => Ok(None),
-            Run::Direct { batch, .. } => batch.received_at(at, msg),
         }
     }
 

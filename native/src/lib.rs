@@ -32,7 +32,6 @@ use record::Accessor;
 mod plain_lane;
 mod process_queue;
 mod rdkafka;
-mod received;
 mod record;
 mod replay;
 mod run;
@@ -277,7 +276,7 @@ pub fn plain_message<'py>(
 }
 
 /// Avro's zig-zag varint of `value`, appended to `out`.
-pub(crate) fn put_long(out: &mut Vec<u8>, value: i64) {
+fn put_long(out: &mut Vec<u8>, value: i64) {
     let mut n = ((value << 1) ^ (value >> 63)) as u64;
     while n >= 0x80 {
         out.push((n as u8 & 0x7F) | 0x80);
@@ -288,11 +287,7 @@ pub(crate) fn put_long(out: &mut Vec<u8>, value: i64) {
 
 /// An optional long (`["null", "long"]`) that is present: `02`, then the value; a Python
 /// int outside a long raises `OverflowError`, as the Python encoder does.
-pub(crate) fn put_some_long(
-    out: &mut Vec<u8>,
-    value: &Bound<'_, PyAny>,
-    what: &str,
-) -> PyResult<()> {
+fn put_some_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
     let Ok(number) = value.extract::<i64>() else {
         return Err(PyOverflowError::new_err(format!(
             "{what} is outside an Avro long"
@@ -304,11 +299,7 @@ pub(crate) fn put_some_long(
 }
 
 /// An optional int (`["null", "int"]`) that is present.
-pub(crate) fn put_some_int(
-    out: &mut Vec<u8>,
-    value: &Bound<'_, PyAny>,
-    what: &str,
-) -> PyResult<()> {
+fn put_some_int(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
     let Ok(number) = value.extract::<i32>() else {
         return Err(PyOverflowError::new_err(format!(
             "{what} is outside an Avro int"
@@ -321,7 +312,7 @@ pub(crate) fn put_some_int(
 
 /// A string's UTF-8 (length first); text that cannot be UTF-8 (a lone surrogate) raises
 /// `UnicodeEncodeError`, anything but text `AttributeError`, as `str.encode` would.
-pub(crate) fn put_str(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+fn put_str(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> PyResult<()> {
     let Ok(text) = value.cast::<PyString>() else {
         return Err(PyAttributeError::new_err(
             "a trace field that must be text is not",
@@ -334,7 +325,7 @@ pub(crate) fn put_str(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> PyResult<(
 }
 
 /// An optional string: `00` for `None`, else `02` and the string.
-pub(crate) fn put_some_str(out: &mut Vec<u8>, value: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+fn put_some_str(out: &mut Vec<u8>, value: Option<Bound<'_, PyAny>>) -> PyResult<()> {
     match value {
         Some(value) if !value.is_none() => {
             out.push(2);
@@ -348,15 +339,18 @@ pub(crate) fn put_some_str(out: &mut Vec<u8>, value: Option<Bound<'_, PyAny>>) -
 }
 
 /// The fields of an event about a received message from its topic to its keys: topic,
-/// physical topic (null), partition, offset, message id (`put_place`), origin id, tags and
-/// keys.
+/// physical topic (null), partition, offset, message id, origin id, tags and keys.
 fn put_received(
     out: &mut Vec<u8>,
     msg: &Fields<'_, '_>,
     properties: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let py = properties.py();
-    put_place(out, msg)?;
+    put_some_str(out, Some(msg.get(Field::Topic)?))?;
+    out.push(0); // physical topic
+    put_some_int(out, &msg.get(Field::QueueId)?, "queue id")?;
+    put_some_long(out, &msg.get(Field::QueueOffset)?, "queue offset")?;
+    put_str(out, &msg.get(Field::MsgId)?)?;
     for name in [
         intern!(py, "ORIGIN_MESSAGE_ID"),
         intern!(py, "TAGS"),
@@ -367,37 +361,8 @@ fn put_received(
     Ok(())
 }
 
-/// The fields of an event about a received message from its topic to its message id:
-/// topic, physical topic (null), partition, offset and message id.
-pub(crate) fn put_place(out: &mut Vec<u8>, msg: &Fields<'_, '_>) -> PyResult<()> {
-    put_some_str(out, Some(msg.get(Field::Topic)?))?;
-    out.push(0); // physical topic
-    put_some_int(out, &msg.get(Field::QueueId)?, "queue id")?;
-    put_some_long(out, &msg.get(Field::QueueOffset)?, "queue offset")?;
-    put_str(out, &msg.get(Field::MsgId)?)
-}
-
-/// A CONSUME event after its `head`: the message's fields up to its keys (`received`), the
-/// call's `status` and duration, the message's `reconsume` count, then its born time and
-/// the rest (`born`).
-pub(crate) fn put_consume(
-    out: &mut Vec<u8>,
-    head: &[u8],
-    status: &[u8],
-    reconsume: &Bound<'_, PyAny>,
-    received: impl FnOnce(&mut Vec<u8>) -> PyResult<()>,
-    born: impl FnOnce(&mut Vec<u8>) -> PyResult<()>,
-) -> PyResult<()> {
-    out.extend_from_slice(head);
-    received(out)?;
-    out.extend_from_slice(status);
-    put_some_int(out, reconsume, "reconsume times")?;
-    out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
-    born(out)
-}
-
 /// The last fields of an event about a received message: its born time, no reason.
-pub(crate) fn put_born_and_reason(out: &mut Vec<u8>, msg: &Fields<'_, '_>) -> PyResult<()> {
+fn put_born_and_reason(out: &mut Vec<u8>, msg: &Fields<'_, '_>) -> PyResult<()> {
     let born = msg.get(Field::BornTimestamp)?;
     put_some_long(out, &born, "born time")?;
     out.push(0); // reason
@@ -468,19 +433,16 @@ impl CallEvents<'_> {
             } else {
                 reconsumes.get_item(i)?
             };
-            let status = if any_failed && failed.contains(i)? {
+            out.extend_from_slice(self.head);
+            put_received(out, &msg, &properties)?;
+            out.extend_from_slice(if any_failed && failed.contains(i)? {
                 self.bad
             } else {
                 self.ok
-            };
-            put_consume(
-                out,
-                self.head,
-                status,
-                &reconsume,
-                |out| put_received(out, &msg, &properties),
-                |out| put_born_and_reason(out, &msg),
-            )?;
+            });
+            put_some_int(out, &reconsume, "reconsume times")?;
+            out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
+            put_born_and_reason(out, &msg)?;
             i += 1;
             Ok(())
         })
@@ -1920,7 +1882,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(rdkafka::plugin_available, module)?)?;
     module.add_class::<direct_fetch::DirectFetch>()?;
     module.add_class::<Encodings>()?;
-    module.add_class::<received::ConsumeEvents>()?;
     module.add_class::<direct_produce::DirectProduce>()?;
     module.add_class::<replay::ReplayRecords>()?;
     module.add_class::<direct_fetch::DirectRecord>()?;

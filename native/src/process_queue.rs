@@ -8,8 +8,6 @@ use pyo3::types::PyList;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::received::Received;
-
 /// A multiplicative hash for offsets: a partition's offsets are dense and sequential, so
 /// one multiplication spreads them well, and the default SipHash costs more than the rest
 /// of an insert.
@@ -33,19 +31,12 @@ impl Hasher for OffsetHasher {
     }
 }
 
-/// What the queue keeps of an in-flight offset: its size, and where the intake wrote them,
-/// its CONSUME event's own fields (`crate::received`).
-struct Entry {
-    size: i64,
-    received: Option<Received>,
-}
-
-type Entries = HashMap<i64, Entry, BuildHasherDefault<OffsetHasher>>;
+type Sizes = HashMap<i64, i64, BuildHasherDefault<OffsetHasher>>;
 
 #[pyclass(module = "rmqcompat._core", name = "ProcessQueue")]
 #[derive(Default)]
 pub struct ProcessQueue {
-    entries: Entries,
+    sizes: Sizes,
     /// In-flight offsets in order, with removed ones dropped lazily from either end.
     order: VecDeque<i64>,
     highest_seen: i64,
@@ -64,19 +55,13 @@ impl ProcessQueue {
 
     /// `add` for callers in the core (the forwarder's intake).
     pub fn insert(&mut self, offset: i64, size: i64) {
-        self.insert_received(offset, size, None);
-    }
-
-    /// `add` of a message with its CONSUME event's own fields, which settlement takes back
-    /// (`take_received`) instead of reading them from the message.
-    pub fn insert_received(&mut self, offset: i64, size: i64, received: Option<Received>) {
         if offset > self.highest_seen {
             self.highest_seen = offset;
         }
-        if self.entries.contains_key(&offset) {
+        if self.sizes.contains_key(&offset) {
             return;
         }
-        self.entries.insert(offset, Entry { size, received });
+        self.sizes.insert(offset, size);
         self.size_bytes += size;
         match self.order.back() {
             Some(last) if offset <= *last => {
@@ -86,12 +71,6 @@ impl ProcessQueue {
             }
             _ => self.order.push_back(offset),
         }
-    }
-
-    /// The CONSUME event fields the intake kept with `offset`, taken out (None: it kept
-    /// none, or the offset is not in flight).
-    pub fn take_received(&mut self, offset: i64) -> Option<Received> {
-        self.entries.get_mut(&offset)?.received.take()
     }
 
     /// `track_new` for callers in the core.
@@ -105,7 +84,7 @@ impl ProcessQueue {
 
     fn front(&mut self) -> Option<i64> {
         while let Some(first) = self.order.front() {
-            if self.entries.contains_key(first) {
+            if self.sizes.contains_key(first) {
                 return Some(*first);
             }
             self.order.pop_front();
@@ -115,7 +94,7 @@ impl ProcessQueue {
 
     fn back(&mut self) -> Option<i64> {
         while let Some(last) = self.order.back() {
-            if self.entries.contains_key(last) {
+            if self.sizes.contains_key(last) {
                 return Some(*last);
             }
             self.order.pop_back();
@@ -124,19 +103,11 @@ impl ProcessQueue {
     }
 }
 
-/// `queue.add(offset, size)`: on the compiled process queue directly, with the message's
-/// CONSUME event fields where there are any, on any other (the pure-Python reference) by
-/// its method (which keeps no such fields: its settlement reads them from the message).
-pub fn add_to(
-    queue: &Bound<'_, PyAny>,
-    offset: &Bound<'_, PyAny>,
-    size: i64,
-    received: Option<Received>,
-) -> PyResult<()> {
+/// `queue.add(offset, size)`: on the compiled process queue directly, on any other (the
+/// pure-Python reference) by its method.
+pub fn add_to(queue: &Bound<'_, PyAny>, offset: &Bound<'_, PyAny>, size: i64) -> PyResult<()> {
     if let Ok(compiled) = queue.cast::<ProcessQueue>() {
-        compiled
-            .borrow_mut()
-            .insert_received(offset.extract()?, size, received);
+        compiled.borrow_mut().insert(offset.extract()?, size);
         return Ok(());
     }
     queue.call_method1(intern!(queue.py(), "add"), (offset, size))?;
@@ -194,8 +165,8 @@ impl ProcessQueue {
     }
 
     fn remove(&mut self, offset: i64) {
-        if let Some(entry) = self.entries.remove(&offset) {
-            self.size_bytes -= entry.size;
+        if let Some(size) = self.sizes.remove(&offset) {
+            self.size_bytes -= size;
         }
     }
 
@@ -203,17 +174,11 @@ impl ProcessQueue {
         let mut freed = 0;
         if let Ok(list) = offsets.cast::<PyList>() {
             for offset in list.iter() {
-                freed += self
-                    .entries
-                    .remove(&offset.extract::<i64>()?)
-                    .map_or(0, |e| e.size);
+                freed += self.sizes.remove(&offset.extract::<i64>()?).unwrap_or(0);
             }
         } else {
             for offset in offsets.try_iter()? {
-                freed += self
-                    .entries
-                    .remove(&offset?.extract::<i64>()?)
-                    .map_or(0, |e| e.size);
+                freed += self.sizes.remove(&offset?.extract::<i64>()?).unwrap_or(0);
             }
         }
         self.size_bytes -= freed;
@@ -224,12 +189,12 @@ impl ProcessQueue {
         // anything but an offset is not in flight, as with the reference's dict
         offset
             .extract::<i64>()
-            .is_ok_and(|offset| self.entries.contains_key(&offset))
+            .is_ok_and(|offset| self.sizes.contains_key(&offset))
     }
 
     #[getter]
     fn count(&self) -> usize {
-        self.entries.len()
+        self.sizes.len()
     }
 
     fn first(&mut self) -> Option<i64> {
@@ -268,7 +233,7 @@ impl ProcessQueue {
     fn __repr__(&self) -> String {
         format!(
             "ProcessQueue(count={}, size_bytes={}, highest_seen={}, dropped={})",
-            self.entries.len(),
+            self.sizes.len(),
             self.size_bytes,
             self.highest_seen,
             if self.dropped { "True" } else { "False" }

@@ -42,7 +42,6 @@ def accept_run(
     pq: ProcessQueue,
     out: list[MessageExt],
     checked: dict[str, str] | None = None,
-    traced: bool = False,
 ) -> int:
     """Take the records of one partition from ``records[start]`` on, in one call.
 
@@ -56,10 +55,7 @@ def accept_run(
     :attr:`~rmqcompat.consumer.inbound.InboundTopic.checked`) each message is reset to its
     original topic (:func:`~rmqcompat.consumer.inbound.reset_checked`), and the run stops
     at a ``RETRY_TOPIC`` not checked yet. The pure-Python reference of the core's
-    ``accept_run`` (``tests/unit/test_core_parity.py`` runs both). With ``traced`` (tracing
-    on) the core's also keeps each message's CONSUME event fields with its process-queue
-    entry where it reads them from a direct batch (its ``received`` module); the
-    reference keeps none: its settlement encodes every event from the message.
+    ``accept_run`` (``tests/unit/test_core_parity.py`` runs both).
     """
     physical, logical, partition = where
     end = len(records)
@@ -161,8 +157,7 @@ class Intake:
             out.append(msg)
             if inbound.plain:  # the rest of the partition's run, while it is plain
                 where = inbound.where(partition)
-                traced = tracer.enabled
-                at = _accept_run(records, at, where, state.pq, out, inbound.checked, traced)
+                at = _accept_run(records, at, where, state.pq, out, inbound.checked)
         return staged
 
     def _topic(self, physical: str) -> InboundTopic:

@@ -15,7 +15,7 @@ are encoded in bulk (:mod:`rmqcompat.trace.bulk`), on the sink's thread or, see
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
@@ -27,9 +27,6 @@ from rmqcompat.trace.events import ConsumeStatus
 from rmqcompat.trace.sink import ENCODING_ERRORS, Write
 from rmqcompat.trace.tracer import Tracer
 from rmqcompat.wire import KafkaRecord, decode_properties
-
-if TYPE_CHECKING:
-    from rmqcompat._core import ConsumeEvents
 
 
 def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str]:
@@ -94,27 +91,6 @@ def consumed_ok(
     events = tracer.events
     count = sum(len(msgs) for msgs, _ in calls)
     _hand_over(tracer, bulk.consumed_ok, (events.who, events.clock(), group, calls), count)
-
-
-def kept_consume_events(tracer: Tracer, group: str) -> ConsumeEvents | None:
-    """Where the core is built, what the CONSUME events of ``group``'s calls that
-    succeeded whole are written to from the fields its intake kept (its ``received``
-    module), stamped now; None on the pure path, which encodes them from the messages
-    (:func:`consumed_ok`)."""
-    if CORE is None:
-        return None
-    events = tracer.events
-    head = bulk.consume_head(events.who, events.clock(), group)
-    kept: ConsumeEvents = CORE.ConsumeEvents(head, bulk.SUCCESS)
-    return kept
-
-
-def consumed_kept(tracer: Tracer, kept: ConsumeEvents) -> None:
-    """The events written to ``kept`` (:func:`kept_consume_events`), to the sink: one
-    append."""
-    count = len(kept)
-    if count:
-        tracer.sink.defer(_as_encoded, (kept.take(),), count)
 
 
 #: With the compiled core CONSUME, SEND_BACK and PUBLISH events are encoded at once, on

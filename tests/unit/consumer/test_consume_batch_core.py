@@ -159,10 +159,7 @@ def _settled(kind: str, plan: list[Any], start: int, tracing: bool) -> tuple[Any
         batches.append(batch)
     acked: list[int] = []
     succeeded: list[Any] | None = [] if tracing else None
-    # the core's, for events of fields its intake kept: none here, so all are in succeeded
-    kept = compiled_core().ConsumeEvents(b"H", b"S") if tracing and kind != "python" else None
-    result = settle(batches, start, queues[plan[0][0]], running, 30.0, acked, succeeded, kept)
-    assert kept is None or len(kept) == 0
+    result = settle(batches, start, queues[plan[0][0]], running, 30.0, acked, succeeded)
     left = [batches.index(b) for b in running]
     traced = None if succeeded is None else [([m.msg_id for m in ms], t) for ms, t in succeeded]
     return result, left, acked, traced
