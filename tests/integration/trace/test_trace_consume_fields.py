@@ -1,0 +1,56 @@
+"""CONSUME events on a real broker are the reference encoding of each message.
+
+Where the compiled core is built, it encodes the events of a settlement round into one
+buffer (its ``Encodings``) and the trace thread packs that into records; every event read
+back from the trace topic must be what the pure-Python encoder writes for the message
+the listener saw, field for field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest import mock
+
+import pytest
+from consumer_fixtures import consumer_env  # noqa: F401
+from consumer_helpers import Recorder, trace_events
+from waiting import wait_until
+
+from rmqcompat import properties as props
+from rmqcompat.trace import bulk
+from rmqcompat.trace.codec import decode
+
+pytestmark = pytest.mark.integration
+
+#: Messages of every shape the fields come in: tags (text beyond ASCII too), keys, an
+#: origin id, a born time, a reconsume count, none of them, and no UNIQ_KEY at all (the
+#: id is then the record's place).
+SHAPES: list[dict[str, Any]] = [
+    {"tags": "TagA"},
+    {"props": {props.KEYS: "k1 k2"}},
+    {"tags": "标签", "props": {props.KEYS: "ключ", props.ORIGIN_MESSAGE_ID: "ORIGIN1"}},
+    {"props": {props.BORN_TIMESTAMP: "1700000000123", props.RECONSUME_TIME: "3"}},
+    {},
+    {"raw_headers": [(props.TAGS, b"raw"), (props.KEYS, b"rk")]},
+    {"body": b"", "props": {"user": "v"}},
+]
+
+
+def test_consume_events_are_the_reference_encoding_of_each_message(env) -> None:
+    specs = [dict(SHAPES[i % len(SHAPES)], body=b"%d" % i) for i in range(70)]
+    ids = env.produce(specs)
+    recorder = Recorder()
+    with env.consumer(recorder, consume_message_batch_max_size=3):
+        wait_until(lambda: len(recorder.deliveries) >= len(ids), what="every delivery")
+    seen = {d[3].msg_id: d[3] for d in recorder.deliveries}
+    assert len(seen) == len(ids)  # the raw-header records' ids are their places
+    consumed = lambda got: [e for e in got if e["event"] == "CONSUME"]  # noqa: E731
+    events = consumed(trace_events(env.bootstrap, env.ns, lambda got: len(consumed(got)) >= 70))
+    assert len(events) == 70
+    for event in events:
+        msg = seen[event["msg_id"]]
+        who = bulk.identity(event["client_id"], event["host"], event["namespace"])
+        call = ([msg], (), event["duration_ms"], "RECONSUME_LATER", None)
+        with mock.patch.object(bulk, "_consume_calls", bulk.consume_calls):  # pure Python
+            (reference,) = bulk.consumed_calls(who, event["timestamp_ms"], event["group"], [call])
+        assert event == decode(reference)
