@@ -259,18 +259,10 @@ impl DirectBatch {
     }
 
     fn __getitem__(&self, py: Python<'_>, at: isize) -> PyResult<Option<DirectRecord>> {
-        let index = if at < 0 {
-            at + self.records.len() as isize
-        } else {
-            at
-        };
-        let Some(slot) = usize::try_from(index)
-            .ok()
-            .and_then(|i| self.records.get(i))
-        else {
-            return Err(PyIndexError::new_err("batch index out of range"));
-        };
-        Ok(slot.as_ref().map(|record| self.record(py, record)))
+        let index = crate::sequence_index(at, self.records.len(), "batch")?;
+        Ok(self.records[index]
+            .as_ref()
+            .map(|record| self.record(py, record)))
     }
 
     fn __setitem__(&mut self, at: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {

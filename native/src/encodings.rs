@@ -7,7 +7,6 @@
 //! sequence (`len`, indexing) still gives each event's `bytes`, for tests and the pure
 //! reference, while `pack_events` copies the spans straight into records.
 
-use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -45,6 +44,10 @@ impl Encodings {
             .map(|(start, &end)| &self.data[start..end])
     }
 
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
     fn event(&self, at: usize) -> &[u8] {
         let start = if at == 0 { 0 } else { self.ends[at - 1] };
         &self.data[start..self.ends[at]]
@@ -53,24 +56,23 @@ impl Encodings {
 
 #[pymethods]
 impl Encodings {
-    fn __len__(&self) -> usize {
-        self.ends.len()
-    }
-
-    fn __getitem__<'py>(&self, py: Python<'py>, at: isize) -> PyResult<Bound<'py, PyBytes>> {
-        let len = self.ends.len() as isize;
-        let at = if at < 0 { at + len } else { at };
-        if !(0..len).contains(&at) {
-            return Err(PyIndexError::new_err("event index out of range"));
-        }
-        Ok(PyBytes::new(py, self.event(at as usize)))
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "<Encodings of {} trace events, {} bytes>",
             self.ends.len(),
             self.data.len()
         )
+    }
+
+    fn __len__(&self) -> usize {
+        self.len()
+    }
+
+    /// Event `at`'s bytes (a negative `at` counts from the end).
+    fn __getitem__<'py>(&self, py: Python<'py>, at: isize) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(
+            py,
+            self.event(crate::sequence_index(at, self.len(), "event")?),
+        ))
     }
 }

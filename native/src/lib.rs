@@ -3,8 +3,8 @@
 //! says which one is active; tests run the same inputs through both).
 
 use pyo3::exceptions::{
-    PyAttributeError, PyException, PyKeyError, PyOverflowError, PyTypeError, PyUnicodeDecodeError,
-    PyValueError,
+    PyAttributeError, PyException, PyIndexError, PyKeyError, PyOverflowError, PyTypeError,
+    PyUnicodeDecodeError, PyValueError,
 };
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -273,6 +273,16 @@ pub fn plain_message<'py>(
         key,
     ];
     Ok(Some(message_ext::new_message_ext(py, fields)?))
+}
+
+/// Where Python's `seq[at]` reads in a sequence of `len` items (a negative `at` counts
+/// from the end); `IndexError` (`"{what} index out of range"`) outside it.
+pub(crate) fn sequence_index(at: isize, len: usize, what: &str) -> PyResult<usize> {
+    let index = if at < 0 { at + len as isize } else { at };
+    usize::try_from(index)
+        .ok()
+        .filter(|index| *index < len)
+        .ok_or_else(|| PyIndexError::new_err(format!("{what} index out of range")))
 }
 
 /// Avro's zig-zag varint of `value`, appended to `out`.

@@ -4,7 +4,7 @@
 //! (`tests/unit/dlq/test_replay_core_parity.py` runs the same inputs through both).
 
 use crate::slots::Slots;
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -402,12 +402,8 @@ impl ReplayRecords {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, at: isize) -> PyResult<Bound<'py, PyTuple>> {
-        let len = self.records.len() as isize;
-        let index = if at < 0 { at + len } else { at };
-        if index < 0 || index >= len {
-            return Err(PyIndexError::new_err("replay record index out of range"));
-        }
-        let record = &self.records[index as usize];
+        let index = crate::sequence_index(at, self.records.len(), "replay record")?;
+        let record = &self.records[index];
         let headers = match &record.headers {
             ReplayHeaders::Python(headers) => headers.bind(py).clone(),
             ReplayHeaders::Built(start, end) => {
