@@ -38,10 +38,7 @@ impl Encodings {
 
     /// Each event's bytes, in order.
     pub fn events(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(start, &end)| &self.data[start..end])
+        (0..self.len()).map(|at| self.event(at))
     }
 
     fn len(&self) -> usize {
@@ -59,7 +56,7 @@ impl Encodings {
     fn __repr__(&self) -> String {
         format!(
             "<Encodings of {} trace events, {} bytes>",
-            self.ends.len(),
+            self.len(),
             self.data.len()
         )
     }

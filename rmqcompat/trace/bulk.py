@@ -156,20 +156,10 @@ def consumed_ok(
     who: bytes, at_ms: int, group: str, calls: Iterable[tuple[Sequence[MessageExt], int]]
 ) -> Sequence[bytes]:
     """The CONSUME events of listener calls that succeeded whole at ``at_ms``, each
-    ``(msgs, duration_ms)`` (see :func:`consumed_calls`). Consecutive calls of the same
-    duration are encoded as one call: at batch size 1 most calls last 0 ms, and a call's
-    own encoding (its status and duration) once per run costs less than once per call."""
-    runs: list[Call] = []
-    run: list[MessageExt] = []  # messages of consecutive calls of one duration
-    run_ms = 0
-    for msgs, duration_ms in calls:
-        if duration_ms != run_ms and run:
-            runs.append((run, (), run_ms, "RECONSUME_LATER", None))
-            run = []
-        run_ms = duration_ms
-        run += msgs
-    if run:
-        runs.append((run, (), run_ms, "RECONSUME_LATER", None))
+    ``(msgs, duration_ms)`` (see :func:`consumed_calls`), in one encoding call. Settlement
+    hands them over with consecutive calls of one duration already joined
+    (:func:`rmqcompat.consumer.settlement.add_success`)."""
+    runs: list[Call] = [(msgs, (), ms, "RECONSUME_LATER", None) for msgs, ms in calls]
     return consumed_calls(who, at_ms, group, runs)
 
 
