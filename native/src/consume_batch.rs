@@ -17,7 +17,8 @@ use pyo3::types::{PyDict, PyList, PySet, PyTuple};
 use pyo3::{intern, PyTraverseError, PyVisit};
 use std::sync::Mutex;
 
-use crate::process_queue::dropped;
+use crate::process_queue::{dropped, ProcessQueue};
+use crate::received::{ConsumeEvents, Kept};
 use crate::{field, Field};
 use crate::{track, untrack};
 
@@ -31,6 +32,9 @@ pub struct ConsumeBatch {
     pq: Py<PyAny>,
     messages: Vec<Py<PyAny>>,
     stored: Vec<Py<PyAny>>,
+    /// Each message's CONSUME event fields the intake kept (`crate::received`), where it
+    /// kept any: empty, or one for each message.
+    kept: Vec<Option<Kept>>,
     #[pyo3(get, set)]
     started_at: Py<PyAny>,
     #[pyo3(get, set)]
@@ -55,6 +59,7 @@ impl ConsumeBatch {
         pq: &Bound<'py, PyAny>,
         messages: Vec<Py<PyAny>>,
         stored: Vec<Py<PyAny>>,
+        kept: Vec<Option<Kept>>,
     ) -> PyResult<Bound<'py, Self>> {
         let py = key.py();
         let batch = Bound::new(
@@ -65,6 +70,7 @@ impl ConsumeBatch {
                 pq: pq.clone().unbind(),
                 messages,
                 stored,
+                kept,
                 started_at: py.None(),
                 finished_at: py.None(),
                 expired: false,
@@ -140,7 +146,7 @@ impl ConsumeBatch {
                 .map(|count| Ok(count?.unbind()))
                 .collect::<PyResult<_>>()?,
         };
-        Self::build(key, queue, pq, messages, stored)
+        Self::build(key, queue, pq, messages, stored, Vec::new())
     }
 
     /// Begins the listener call: the counterpart of the Python class's `start`.
@@ -245,13 +251,37 @@ pub fn add_batches<'py>(
         return Err(PyValueError::new_err("a batch holds at least one message"));
     }
     let py = key.py();
+    let mut process_queue = pq
+        .cast::<ProcessQueue>()
+        .ok()
+        .map(|queue| queue.borrow_mut())
+        .filter(|queue| !queue.keeps_none());
     let all: Vec<Py<PyAny>> = messages.iter().map(Bound::unbind).collect();
     for chunk in all.chunks(size) {
         let chunk: Vec<Py<PyAny>> = chunk.iter().map(|msg| msg.clone_ref(py)).collect();
         let stored = stored_counts(&chunk, py)?;
-        out.append(ConsumeBatch::build(key, queue, pq, chunk, stored)?)?;
+        let kept = match process_queue.as_mut() {
+            Some(queue) => kept_of(py, &chunk, queue)?,
+            None => Vec::new(),
+        };
+        out.append(ConsumeBatch::build(key, queue, pq, chunk, stored, kept)?)?;
     }
     Ok(())
+}
+
+/// The CONSUME event fields `queue` kept for each of `messages` (`crate::received`).
+fn kept_of(
+    py: Python<'_>,
+    messages: &[Py<PyAny>],
+    queue: &mut ProcessQueue,
+) -> PyResult<Vec<Option<Kept>>> {
+    messages
+        .iter()
+        .map(|msg| {
+            let offset = field(msg.bind(py), Field::QueueOffset)?.extract::<i64>();
+            Ok(offset.ok().and_then(|offset| queue.kept_for(offset)))
+        })
+        .collect()
 }
 
 /// `rmqcompat.consumer.listener.MAX_INT`, RocketMQ's initial `ackIndex` (one object for
@@ -454,7 +484,13 @@ fn add_success(
 /// Settles the batches of one partition that succeeded whole, from `batches[start]` on:
 /// the counterpart of `rmqcompat.consumer.settlement.settle_successes` for the core's
 /// batches and contexts; it stops at anything else, which the Python loop then decides.
+///
+/// With `kept` (tracing on), a message whose CONSUME event fields the intake kept with its
+/// process-queue entry has its event written there (`crate::received`) rather than being
+/// added to `succeeded`, which then holds the others only.
 #[pyfunction]
+#[pyo3(signature = (batches, start, pq, running, limit, acked, succeeded, kept=None))]
+#[allow(clippy::too_many_arguments)] // the reference's arguments, and the core's own
 pub fn settle_successes<'py>(
     batches: &Bound<'py, PyList>,
     start: usize,
@@ -463,6 +499,7 @@ pub fn settle_successes<'py>(
     limit: f64,
     acked: &Bound<'py, PyList>,
     succeeded: Option<&Bound<'py, PyList>>,
+    kept: Option<&Bound<'py, ConsumeEvents>>,
 ) -> PyResult<(usize, usize)> {
     let py = batches.py();
     let (mut at, mut timeouts) = (start, 0);
@@ -491,7 +528,16 @@ pub fn settle_successes<'py>(
             }
             if let Some(succeeded) = succeeded {
                 let took_ms = took_s(&this, py).map_or(0, |took| (took * 1000.0) as i64);
-                add_success(succeeded, &this.messages, took_ms)?;
+                match kept {
+                    Some(kept) if !this.kept.is_empty() => {
+                        let mut kept = kept.borrow_mut();
+                        let rest = write_kept(py, &this, &mut kept, took_ms)?;
+                        if !rest.is_empty() {
+                            add_success(succeeded, &rest, took_ms)?;
+                        }
+                    }
+                    _ => add_success(succeeded, &this.messages, took_ms)?,
+                }
             }
             for msg in &this.messages {
                 acked.append(field(msg.bind(py), Field::QueueOffset)?)?;
@@ -501,6 +547,26 @@ pub fn settle_successes<'py>(
         at += 1;
     }
     Ok((at, timeouts))
+}
+
+/// The CONSUME events of `batch`'s messages, whose call took `took_ms`, noted in `kept`
+/// where the intake kept their fields; the messages it kept none for, returned.
+fn write_kept(
+    py: Python<'_>,
+    batch: &ConsumeBatch,
+    kept: &mut ConsumeEvents,
+    took_ms: i64,
+) -> PyResult<Vec<Py<PyAny>>> {
+    let mut rest = Vec::new();
+    for (msg, fields) in batch.messages.iter().zip(&batch.kept) {
+        match fields {
+            Some(fields) => {
+                kept.write(fields.clone(), field(msg.bind(py), Field::Topic)?, took_ms)?
+            }
+            None => rest.push(msg.clone_ref(py)),
+        }
+    }
+    Ok(rest)
 }
 
 /// A module attribute of the consumer's listener vocabulary, kept once looked up.

@@ -22,6 +22,7 @@
 //! built.
 
 use crate::rdkafka::{client_of, rdkafka, Client, RdMessage, Rdkafka, RESP_OK};
+use crate::received::{write_fields, Kept, Record};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyUnicodeDecodeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -57,16 +58,21 @@ struct Copied {
     /// Its headers' place in the batch's headers.
     headers: Option<(u32, u32)>,
     error: Option<(c_int, String)>,
+    /// Where its CONSUME event fields lie in the batch's `fields` (`crate::received`),
+    /// when the take wrote them.
+    fields: Option<crate::received::Span>,
 }
 
 /// The records of one take, copied out: every key, value and header name and value in
-/// one buffer, every header in one list, so that a record costs no allocation of its own.
+/// one buffer, every header in one list, so that a record costs no allocation of its own;
+/// and where the take was asked to, every record's CONSUME event fields in one more.
 #[derive(Default)]
 struct Copies {
     topics: Vec<Vec<u8>>,
     data: Vec<u8>,
     headers: Vec<Header>,
     records: Vec<Copied>,
+    fields: Vec<u8>,
 }
 
 impl Copies {
@@ -250,6 +256,9 @@ pub struct DirectBatch {
     /// The copies: each record is taken out of `copies.records` (None in its place).
     copies: Copies,
     records: Vec<Option<Copied>>,
+    /// The records' CONSUME event fields (`Copied::fields`), shared with the process-queue
+    /// entries that keep them.
+    fields: Arc<Vec<u8>>,
 }
 
 #[pymethods]
@@ -359,6 +368,13 @@ impl DirectBatch {
         Ok(crate::plain_message(py, parts, place, &offset)?.map(|msg| (offset, msg)))
     }
 
+    /// The CONSUME event fields the take wrote for record `at` (None: it wrote none, or the
+    /// record is taken), to be kept with the message `plain_at` built from it.
+    pub fn kept_at(&self, at: usize) -> Option<Kept> {
+        let span = self.records.get(at)?.as_ref()?.fields?;
+        Some(Kept::new(&self.fields, span))
+    }
+
     /// Takes record `at` (see `__setitem__`).
     pub fn take_out(&mut self, at: usize) {
         if let Some(slot) = self.records.get_mut(at) {
@@ -429,8 +445,17 @@ impl DirectFetch {
         Ok(())
     }
 
-    /// Up to `max` records (or error events), waiting at most `timeout_s` for the first.
-    fn take(&mut self, py: Python<'_>, max: usize, timeout_s: f64) -> PyResult<DirectBatch> {
+    /// Up to `max` records (or error events), waiting at most `timeout_s` for the first;
+    /// with `consume_fields` (a traced concurrent consumer's), each record's CONSUME event
+    /// fields are written as it is copied (`crate::received`).
+    #[pyo3(signature = (max, timeout_s, consume_fields=false))]
+    fn take(
+        &mut self,
+        py: Python<'_>,
+        max: usize,
+        timeout_s: f64,
+        consume_fields: bool,
+    ) -> PyResult<DirectBatch> {
         let client = self.client.clone();
         let timeout_ms = (timeout_s * 1000.0).clamp(0.0, c_int::MAX as f64) as c_int;
         let mut copies = match rdkafka() {
@@ -441,7 +466,8 @@ impl DirectFetch {
                 }
                 // SAFETY: our queue on a live client (its destroy waits for this lock);
                 // each message is copied and destroyed before the lock is let go.
-                unsafe { copy_batch(rd, held.queue as *mut c_void, timeout_ms, max.max(1)) }
+                let queue = held.queue as *mut c_void;
+                unsafe { copy_batch(rd, queue, timeout_ms, max.max(1), consume_fields) }
             }),
             None => Copies::default(),
         };
@@ -478,11 +504,13 @@ impl DirectFetch {
             .into_iter()
             .map(Some)
             .collect();
+        let fields = Arc::new(std::mem::take(&mut copies.fields));
         Ok(DirectBatch {
             topics,
             names,
             copies,
             records,
+            fields,
         })
     }
 
@@ -513,8 +541,18 @@ fn text_of(py: Python<'_>, kept: &mut Vec<(Box<[u8]>, Py<PyString>)>, bytes: &[u
     })
 }
 
-/// Consumes up to `max` messages from `queue` and copies each out.
-unsafe fn copy_batch(rd: &Rdkafka, queue: *mut c_void, timeout_ms: c_int, max: usize) -> Copies {
+/// About the size of a record's CONSUME event fields, in bytes: room a take gives them.
+const FIELDS_SIZE: usize = 96;
+
+/// Consumes up to `max` messages from `queue` and copies each out, with its CONSUME event
+/// fields where `consume_fields`.
+unsafe fn copy_batch(
+    rd: &Rdkafka,
+    queue: *mut c_void,
+    timeout_ms: c_int,
+    max: usize,
+    consume_fields: bool,
+) -> Copies {
     let mut messages: Vec<*mut RdMessage> = vec![std::ptr::null_mut(); max];
     // a batch call waits until it holds `max` or the time is up: wait for the first
     // message alone, then take what else is there without waiting
@@ -528,6 +566,11 @@ unsafe fn copy_batch(rd: &Rdkafka, queue: *mut c_void, timeout_ms: c_int, max: u
         data: Vec::with_capacity(messages.iter().map(|&m| (*m).len + (*m).key_len + 64).sum()),
         headers: Vec::with_capacity(messages.len() * 4),
         records: Vec::with_capacity(messages.len()),
+        fields: Vec::with_capacity(if consume_fields {
+            messages.len() * FIELDS_SIZE
+        } else {
+            0
+        }),
         ..Copies::default()
     };
     let mut last_rkt: *mut c_void = std::ptr::null_mut();
@@ -545,7 +588,10 @@ unsafe fn copy_batch(rd: &Rdkafka, queue: *mut c_void, timeout_ms: c_int, max: u
             }
             (copies.topics.len() - 1) as u32
         };
-        let record = copy_message(rd, message, topic, &mut copies);
+        let mut record = copy_message(rd, message, topic, &mut copies);
+        if consume_fields && record.error.is_none() {
+            record.fields = consume_fields_of(&record, &mut copies);
+        }
         copies.records.push(record);
         (rd.message_destroy)(message);
     }
@@ -571,6 +617,7 @@ unsafe fn copy_message(
         value: None,
         headers: None,
         error: None,
+        fields: None,
     };
     if m.err != 0 {
         let reason = (rd.message_errstr)(message);
@@ -608,4 +655,30 @@ unsafe fn copy_message(
         record.headers = Some((first, copies.headers.len() as u32));
     }
     record
+}
+
+/// Writes the CONSUME event fields of `record` (copied, without error) to the batch's
+/// `fields`.
+fn consume_fields_of(record: &Copied, copies: &mut Copies) -> Option<crate::received::Span> {
+    let Copies {
+        topics,
+        data,
+        headers,
+        fields,
+        ..
+    } = copies;
+    let bytes = |span: Span| &data[span.0 as usize..span.1 as usize];
+    let headers = record.headers.map_or(&headers[..0], |(start, end)| {
+        &headers[start as usize..end as usize]
+    });
+    let record = Record {
+        physical: topics.get(record.topic as usize)?,
+        partition: record.partition,
+        offset: record.offset,
+        store_timestamp: record.timestamp.1,
+        headers: headers
+            .iter()
+            .map(|header| (bytes(header.name_span), header.value.map(bytes))),
+    };
+    write_fields(fields, record)
 }

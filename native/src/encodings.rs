@@ -41,7 +41,7 @@ impl Encodings {
         (0..self.len()).map(|at| self.event(at))
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 

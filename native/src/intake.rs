@@ -3,6 +3,7 @@
 
 use crate::direct_fetch::DirectBatch;
 use crate::process_queue::add_to;
+use crate::received::Kept;
 use crate::run::run_offset;
 use crate::Place;
 use pyo3::intern;
@@ -51,7 +52,8 @@ pub fn accept_run<'py>(
             }
         }
         let size = crate::field(&msg, crate::Field::Body)?.len()?;
-        add_to(pq, &offset, i64::try_from(size).unwrap_or(i64::MAX))?;
+        let size = i64::try_from(size).unwrap_or(i64::MAX);
+        add_to(pq, &offset, size, run.kept_at(at))?;
         out.append(msg)?;
         run.take_out(py, at)?; // taken: freed once its message is built
         at += 1;
@@ -110,6 +112,14 @@ impl<'py> Run<'py> {
                 topic,
                 partition,
             } => batch.plain_at(py, at, *topic, *partition, place),
+        }
+    }
+
+    /// The CONSUME event fields the take wrote for record `at`, if any (a direct batch's).
+    fn kept_at(&self, at: usize) -> Option<Kept> {
+        match self {
+            Run::List(_) => None,
+            Run::Direct { batch, .. } => batch.kept_at(at),
         }
     }
 

@@ -28,10 +28,12 @@ mod message_ext;
 
 use encodings::Encodings;
 use message_ext::{field, Field, Fields};
+use received::KeptEvents;
 use record::Accessor;
 mod plain_lane;
 mod process_queue;
 mod rdkafka;
+mod received;
 mod record;
 mod replay;
 mod run;
@@ -144,7 +146,12 @@ fn plain_number(
     let Some(value) = found else {
         return Some(default);
     };
-    let text = value.cast::<PyString>().ok()?.to_str().ok()?;
+    plain_digits(value.cast::<PyString>().ok()?.to_str().ok()?, high)
+}
+
+/// `text` as the number `plain_decode` reads from a property: plain ASCII digits (at most
+/// 19) up to `high`, else None.
+pub(crate) fn plain_digits(text: &str, high: i64) -> Option<i64> {
     if text.is_empty() || text.len() > 19 || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -286,7 +293,7 @@ pub(crate) fn sequence_index(at: isize, len: usize, what: &str) -> PyResult<usiz
 }
 
 /// Avro's zig-zag varint of `value`, appended to `out`.
-fn put_long(out: &mut Vec<u8>, value: i64) {
+pub(crate) fn put_long(out: &mut Vec<u8>, value: i64) {
     let mut n = ((value << 1) ^ (value >> 63)) as u64;
     while n >= 0x80 {
         out.push((n as u8 & 0x7F) | 0x80);
@@ -335,7 +342,7 @@ fn put_str(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> PyResult<()> {
 }
 
 /// An optional string: `00` for `None`, else `02` and the string.
-fn put_some_str(out: &mut Vec<u8>, value: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+pub(crate) fn put_some_str(out: &mut Vec<u8>, value: Option<Bound<'_, PyAny>>) -> PyResult<()> {
     match value {
         Some(value) if !value.is_none() => {
             out.push(2);
@@ -790,17 +797,45 @@ fn get_property<'py>(
     Ok(if value.is_none() { None } else { Some(value) })
 }
 
-/// A part `pack_events` packs: encodings, or the range of its `bytes` among those held.
+/// A part `pack_events` packs: encodings, events settlement noted, or the range of its
+/// `bytes` among those held.
 enum Part<'a> {
     Encoded(&'a Encodings),
+    Kept(&'a KeptEvents),
     Loose(std::ops::Range<usize>),
 }
 
+/// An event `pack_events` writes: its bytes, or event `at` of noted ones.
+enum Event<'a> {
+    Bytes(&'a [u8]),
+    Kept(&'a KeptEvents, usize),
+}
+
+impl Event<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Event::Bytes(data) => data.len(),
+            Event::Kept(events, at) => events.event_len(*at),
+        }
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Event::Bytes(data) => out.extend_from_slice(data),
+            Event::Kept(events, at) => events.write_event(*at, out),
+        }
+    }
+}
+
+/// Events `pack_events` writes without the GIL: the trace thread then lets the data path's
+/// threads have it.
+const PACKED_WITHOUT_GIL: usize = 64;
+
 /// The trace records of the events of `parts` (each a sequence of events' encodings: an
-/// `Encodings` or `bytes` objects), in order, as `(record, events in it)`: each record is
-/// `header`, an Avro array block of its events and the array's end; it holds at most
-/// `max_events` events and `max_bytes` of them, or one larger event alone. The
-/// counterpart of `rmqcompat.trace.batch.pack_events`.
+/// `Encodings`, `KeptEvents` or `bytes` objects), in order, as `(record, events in it)`:
+/// each record is `header`, an Avro array block of its events and the array's end; it
+/// holds at most `max_events` events and `max_bytes` of them, or one larger event alone.
+/// The counterpart of `rmqcompat.trace.batch.pack_events`.
 #[pyfunction]
 fn pack_events<'py>(
     py: Python<'py>,
@@ -820,6 +855,8 @@ fn pack_events<'py>(
     for part in &parts {
         if let Ok(encodings) = part.cast::<Encodings>() {
             kept.push(Part::Encoded(encodings.get()));
+        } else if let Ok(noted) = part.cast::<KeptEvents>() {
+            kept.push(Part::Kept(noted.get()));
         } else {
             let start = held.len();
             for event in part.try_iter()? {
@@ -828,14 +865,40 @@ fn pack_events<'py>(
             kept.push(Part::Loose(start..held.len()));
         }
     }
-    let mut events: Vec<&[u8]> = Vec::with_capacity(held.len());
+    let mut events: Vec<Event<'_>> = Vec::with_capacity(held.len());
     for part in &kept {
         match part {
-            Part::Encoded(encodings) => events.extend(encodings.events()),
-            Part::Loose(range) => events.extend(held[range.clone()].iter().map(|e| e.as_bytes())),
+            Part::Encoded(encodings) => events.extend(encodings.events().map(Event::Bytes)),
+            Part::Kept(noted) => events.extend((0..noted.len()).map(|at| Event::Kept(noted, at))),
+            Part::Loose(range) => events.extend(
+                held[range.clone()]
+                    .iter()
+                    .map(|e| Event::Bytes(e.as_bytes())),
+            ),
         }
     }
-    let records = PyList::empty(py);
+    let pack = || pack_records(&events, header, max_events, max_bytes);
+    // the parts' data is immutable and held by `parts` meanwhile
+    let records = if events.len() >= PACKED_WITHOUT_GIL {
+        py.detach(pack)
+    } else {
+        pack()
+    };
+    let list = PyList::empty(py);
+    for (record, count) in records {
+        list.append((PyBytes::new(py, &record), count))?;
+    }
+    Ok(list)
+}
+
+/// `pack_events`' records of `events`, each with how many events it holds.
+fn pack_records(
+    events: &[Event<'_>],
+    header: &[u8],
+    max_events: usize,
+    max_bytes: usize,
+) -> Vec<(Vec<u8>, usize)> {
+    let mut records = Vec::new();
     let mut start = 0;
     while start < events.len() {
         let mut end = start;
@@ -852,15 +915,15 @@ fn pack_events<'py>(
         let mut record = Vec::with_capacity(header.len() + size + 4 * chunk.len() + 8);
         record.extend_from_slice(header);
         put_long(&mut record, chunk.len() as i64);
-        for data in chunk {
-            put_long(&mut record, data.len() as i64);
-            record.extend_from_slice(data);
+        for event in chunk {
+            put_long(&mut record, event.len() as i64);
+            event.write(&mut record);
         }
         record.push(0); // the array's end
-        records.append((PyBytes::new(py, &record), chunk.len()))?;
+        records.push((record, chunk.len()));
         start = end;
     }
-    Ok(records)
+    records
 }
 
 /// `rmqcompat.parking.MAX_PARK_LAG_MS` and `rmqcompat.forwarder.schedule.CLOCK_JUMP_MS`
@@ -1892,6 +1955,9 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(rdkafka::plugin_available, module)?)?;
     module.add_class::<direct_fetch::DirectFetch>()?;
     module.add_class::<Encodings>()?;
+    module.add_class::<received::ConsumeEvents>()?;
+    module.add_class::<received::KeptEvents>()?;
+    module.add_function(wrap_pyfunction!(received::kept_consume_event, module)?)?;
     module.add_class::<direct_produce::DirectProduce>()?;
     module.add_class::<replay::ReplayRecords>()?;
     module.add_class::<direct_fetch::DirectRecord>()?;

@@ -2,6 +2,7 @@
 //! `rmqcompat.process_queue.ProcessQueue` (see it for the rules; the parity tests run the
 //! same operations through both). Offsets and sizes are Kafka's: 64-bit integers.
 
+use crate::received::Kept;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -37,6 +38,10 @@ type Sizes = HashMap<i64, i64, BuildHasherDefault<OffsetHasher>>;
 #[derive(Default)]
 pub struct ProcessQueue {
     sizes: Sizes,
+    /// The CONSUME event fields the intake kept (`crate::received`: a traced concurrent
+    /// consumer's only), with their offsets, in the order it took the messages, until
+    /// `add_batches` hands them to the messages' batches ([`ProcessQueue::kept_for`]).
+    kept: VecDeque<(i64, Kept)>,
     /// In-flight offsets in order, with removed ones dropped lazily from either end.
     order: VecDeque<i64>,
     highest_seen: i64,
@@ -73,6 +78,37 @@ impl ProcessQueue {
         }
     }
 
+    /// `insert` of a message whose CONSUME event fields are `kept`, until its batch takes
+    /// them ([`ProcessQueue::kept_for`]).
+    pub fn insert_kept(&mut self, offset: i64, size: i64, kept: Kept) {
+        if !self.sizes.contains_key(&offset) {
+            self.kept.push_back((offset, kept));
+        }
+        self.insert(offset, size);
+    }
+
+    /// The CONSUME event fields kept for the message at `offset`, taken out, or None.
+    /// Batches are cut in the order the intake took their messages, so the fields are
+    /// found at the front: any kept for an earlier offset belong to a message no batch
+    /// took (its partition's position was reset meanwhile) and are let go.
+    pub fn kept_for(&mut self, offset: i64) -> Option<Kept> {
+        while let Some((front, _)) = self.kept.front() {
+            if *front > offset {
+                return None;
+            }
+            let (front, kept) = self.kept.pop_front()?;
+            if front == offset {
+                return Some(kept);
+            }
+        }
+        None
+    }
+
+    /// Whether no CONSUME event fields wait for their batch.
+    pub fn keeps_none(&self) -> bool {
+        self.kept.is_empty()
+    }
+
     /// `track_new` for callers in the core.
     pub fn insert_new(&mut self, offset: i64, size: i64) -> bool {
         if offset <= self.highest_seen {
@@ -103,11 +139,22 @@ impl ProcessQueue {
     }
 }
 
-/// `queue.add(offset, size)`: on the compiled process queue directly, on any other (the
-/// pure-Python reference) by its method.
-pub fn add_to(queue: &Bound<'_, PyAny>, offset: &Bound<'_, PyAny>, size: i64) -> PyResult<()> {
+/// `queue.add(offset, size)`: on the compiled process queue directly, with the message's
+/// `kept` CONSUME event fields where there are any, on any other (the pure-Python
+/// reference) by its method (which keeps none: its settlement encodes every event from
+/// the message).
+pub fn add_to(
+    queue: &Bound<'_, PyAny>,
+    offset: &Bound<'_, PyAny>,
+    size: i64,
+    kept: Option<Kept>,
+) -> PyResult<()> {
     if let Ok(compiled) = queue.cast::<ProcessQueue>() {
-        compiled.borrow_mut().insert(offset.extract()?, size);
+        let mut compiled = compiled.borrow_mut();
+        match kept {
+            Some(kept) => compiled.insert_kept(offset.extract()?, size, kept),
+            None => compiled.insert(offset.extract()?, size),
+        }
         return Ok(());
     }
     queue.call_method1(intern!(queue.py(), "add"), (offset, size))?;

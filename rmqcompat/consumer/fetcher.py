@@ -63,14 +63,16 @@ class DirectFetcher:
     """Records from librdkafka's queue of the partitions routed to it, after whatever the
     consumer's own queue holds (the group's events, served by ``consume(n, 0)``)."""
 
-    def __init__(self, consumer: Consumer, direct: Any) -> None:
+    def __init__(self, consumer: Consumer, direct: Any, consume_fields: bool = False) -> None:
         self._consumer = consumer
         self._direct = direct
+        self._consume_fields = consume_fields
         self._closed = False
 
     def fetch(self, max_records: int, timeout_s: float) -> Fetched:
         served: list[Any] = self._consumer.consume(max_records, 0.0)
-        taken = self._direct.take(max_records, 0.0 if served else timeout_s)
+        timeout_s = 0.0 if served else timeout_s
+        taken = self._direct.take(max_records, timeout_s, self._consume_fields)
         return [*served, *taken] if served else taken
 
     def route(self, tps: Iterable[TopicPartition]) -> None:
@@ -87,13 +89,17 @@ class DirectFetcher:
         self._direct.close()
 
 
-def new_fetcher(consumer: Consumer, config: dict[str, Any]) -> Fetcher:
+def new_fetcher(
+    consumer: Consumer, config: dict[str, Any], consume_fields: bool = False
+) -> Fetcher:
     """The direct fetch of ``consumer`` created with ``config``, where
     :func:`~rmqcompat.core_plugin.plugin_config` gave it the core as a plugin, else its
-    ``consume()``."""
+    ``consume()``. With ``consume_fields`` (a traced concurrent consumer) the direct fetch
+    writes each record's CONSUME event fields as it copies it, which the intake keeps and
+    settlement writes its event from (``native/src/received.rs``)."""
     direct = direct_fetch(config)
     if direct is not None:
-        return DirectFetcher(consumer, direct)
+        return DirectFetcher(consumer, direct, consume_fields)
     if plugin_token(config) is not None:
         _log.info("the consumer's records are read through consume(): no direct fetch")
     return ConsumeFetcher(consumer)

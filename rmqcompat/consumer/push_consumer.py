@@ -260,7 +260,8 @@ class DefaultMQPushConsumer(Lifecycle):
             s.client.kafka_config.get("partition.assignment.strategy", "")
         )
         consumer = Consumer(config)
-        fetcher = new_fetcher(consumer, config)
+        # the orderly service encodes its CONSUME events from the messages
+        fetcher = new_fetcher(consumer, config, self.tracer.enabled and not self._orderly)
         if s.broadcasting:
             store = LocalFileOffsetStore(s.offset_file())
             partitions = Partitions(s, file_writer(store), self._orderly)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError
 
@@ -30,6 +31,9 @@ from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.producer.failures import is_retriable
 from rmqcompat.retry import CONSUME_TIMEOUT_LEVEL
 from rmqcompat.trace import bulk, hooks
+
+if TYPE_CHECKING:
+    from rmqcompat._core import ConsumeEvents
 
 _log = logging.getLogger("rmqcompat.consumer")
 
@@ -107,9 +111,15 @@ class Settlement:
         tracing = self._tracer.enabled  # the poll thread's own setting: fixed for the call
         succeeded: list[tuple[list[MessageExt], int]] = []  # traced together, one append
         split: list[bulk.Call] = []  # the other calls, traced together as well
+        # events of successes written from the fields the intake kept (the core's only)
+        kept = hooks.kept_consume_events(self._tracer, self._settings.group) if tracing else None
         try:
-            self._settle_runs(batches, succeeded if tracing else None, split if tracing else None)
+            self._settle_runs(
+                batches, succeeded if tracing else None, split if tracing else None, kept
+            )
         finally:
+            if kept is not None:
+                hooks.consumed_kept(self._tracer, kept)
             if succeeded:
                 hooks.consumed_ok(self._tracer, self._settings.group, succeeded)
             if split:
@@ -121,10 +131,12 @@ class Settlement:
         batches: list[ConsumeBatch],
         succeeded: list[tuple[list[MessageExt], int]] | None,
         split: list[bulk.Call] | None,
+        kept: ConsumeEvents | None,
     ) -> None:
         """:meth:`on_results`' loop; the calls that succeeded whole go to ``succeeded``
-        (:func:`add_success`), the others to ``split`` (:func:`hooks.failed_call`), unless
-        they are None (tracing is off)."""
+        (:func:`add_success`; their messages whose event fields the intake kept are
+        written to ``kept`` instead, by the core), the others to ``split``
+        (:func:`hooks.failed_call`), unless they are None (tracing is off)."""
         running, limit = self._running, self._settings.consume_timeout_s
         pq: ProcessQueue | None = None  # the run's process queue
         state: PartitionState | None = None
@@ -139,7 +151,7 @@ class Settlement:
                 # the run's batches from here that succeeded whole, in one call (the
                 # core's takes only its own batches)
                 settle = settle_successes if type(batch) is ConsumeBatch else _settle_successes
-                taken, timeouts = settle(batches, at, pq, running, limit, acked, succeeded)
+                taken, timeouts = settle(batches, at, pq, running, limit, acked, succeeded, kept)
                 state.consume_timeouts += timeouts
                 if taken > at:
                     at = taken
@@ -338,13 +350,16 @@ def settle_successes(
     limit: float,
     acked: list[int],
     succeeded: list[tuple[list[MessageExt], int]] | None,
+    kept: ConsumeEvents | None = None,
 ) -> tuple[int, int]:
     """Settle ``batches[start:]`` in one call while each is of ``pq`` (a partition still
     owned), still ``running`` and succeeded whole (the settle loop's one place for such
     batches; the loop decides every other): each leaves
     ``running``, its messages' offsets go to ``acked``, and unless ``succeeded`` is None
     (tracing off) its messages and listener time in ms are added to it
-    (:func:`add_success`).
+    (:func:`add_success`). ``kept`` is the core's: there a message whose CONSUME event
+    fields the intake kept with its process-queue entry has its event written to ``kept``
+    instead of being added; the pure path keeps no such fields, and ignores it.
 
     Returns the index of the first batch it did not take, which the loop then decides,
     and how many of those it took ran for at least ``limit`` seconds (RocketMQ's consume

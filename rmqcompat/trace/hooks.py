@@ -15,7 +15,7 @@ are encoded in bulk (:mod:`rmqcompat.trace.bulk`), on the sink's thread or, see
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmqcompat import properties as props
 from rmqcompat.core import CORE
@@ -27,6 +27,9 @@ from rmqcompat.trace.events import ConsumeStatus
 from rmqcompat.trace.sink import ENCODING_ERRORS, Write
 from rmqcompat.trace.tracer import Tracer
 from rmqcompat.wire import KafkaRecord, decode_properties
+
+if TYPE_CHECKING:
+    from rmqcompat._core import ConsumeEvents
 
 
 def _properties(headers: list[tuple[str, bytes | None]] | None) -> dict[str, str]:
@@ -91,6 +94,25 @@ def consumed_ok(
     events = tracer.events
     count = sum(len(msgs) for msgs, _ in calls)
     _hand_over(tracer, bulk.consumed_ok, (events.who, events.clock(), group, calls), count)
+
+
+def kept_consume_events(tracer: Tracer, group: str) -> ConsumeEvents | None:
+    """Where the core's settlement writes the CONSUME events (SUCCESS) of messages whose
+    fields the intake kept (``native/src/received.rs``), now: None on the pure path,
+    which keeps none."""
+    if CORE is None:
+        return None
+    events = tracer.events
+    head = bulk.consume_head(events.who, events.clock(), group)
+    kept: ConsumeEvents = CORE.ConsumeEvents(head, bulk.SUCCESS)
+    return kept
+
+
+def consumed_kept(tracer: Tracer, kept: ConsumeEvents) -> None:
+    """The events settlement wrote to ``kept``: to the sink, with one append."""
+    count = len(kept)
+    if count:
+        tracer.sink.defer(_as_encoded, (kept.take(),), count)
 
 
 #: With the compiled core CONSUME, SEND_BACK and PUBLISH events are encoded at once, on

@@ -26,7 +26,7 @@ from unittest import mock
 import pytest
 from compiled_core import compiled_core
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, KafkaError, KafkaException, Message
-from consumed_records import RECORDS
+from consumed_records import NUMBER_TEXTS, NUMBERED, RECORDS, FakeRecord
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -764,6 +764,51 @@ def test_decoding_a_record_is_the_same_compiled_and_pure(
     for source in (record, consumed):  # a Python record, and confluent's own
         compiled = _plain_decoded(compiled_core().plain_decode, source, partition, offset)
         assert compiled == _plain_decoded(wire.plain_decode, source, partition, offset)
+
+
+#: Headers of fetched records: every property a CONSUME event reads, repeated, not UTF-8,
+#: numbers at and beyond their bounds, and others.
+FETCHED_HEADERS = st.lists(
+    st.tuples(
+        st.sampled_from([props.ORIGIN_MESSAGE_ID, props.KEYS, props.TAGS, props.UNIQ_KEY]),
+        st.sampled_from([b"", b"k1 k2", "标签".encode(), b"\xff"]) | st.binary(max_size=4),
+    )
+    | st.tuples(NUMBERED, NUMBER_TEXTS.map(str.encode) | st.none())
+    | st.tuples(st.text(max_size=3), st.binary(max_size=3) | st.none()),
+    max_size=6,
+)
+
+
+@settings(max_examples=300)
+@given(
+    FETCHED_HEADERS,
+    st.integers(min_value=0, max_value=2**31 - 1),
+    st.integers(min_value=0, max_value=2**63 - 1),
+    st.integers(min_value=-1, max_value=2**62),
+    st.integers(min_value=0, max_value=2**40),
+)
+def test_a_fetched_records_kept_consume_event_is_the_reference_event_of_its_message(
+    headers: list[tuple[str, bytes | None]], partition: int, offset: int, at: int, took_ms: int
+) -> None:
+    """The fields the direct fetch keeps for a record, and the event settlement and packing
+    make of them, are the pure encoder's CONSUME event of the message ``plain_decode``
+    builds from the record, wherever it builds one."""
+    record = FakeRecord(topic_="ns.T", headers_=headers, timestamp_=(1, at))
+    try:
+        names = [(name.encode(), value) for name, value in headers]
+    except UnicodeEncodeError:  # a fetched header's name is bytes: never a lone surrogate
+        return
+    msg = wire.plain_decode(record, "ns.T", "T", partition, offset)
+    who, at_ms = bulk.identity("c", "h", "ns"), 1_700_000_000_000
+    head = bulk.consume_head(who, at_ms, "G")
+    kept = compiled_core().kept_consume_event(
+        head, bulk.SUCCESS, "T", took_ms, "ns.T", partition, offset, at, names
+    )
+    if msg is not None:
+        call = ([msg], (), took_ms, "RECONSUME_LATER", None)
+        with mock.patch.object(bulk, "_consume_calls", bulk.consume_calls):  # pure Python
+            (reference,) = bulk.consumed_calls(who, at_ms, "G", [call])
+        assert kept == reference
 
 
 #: The ``RETRY_TOPIC`` values a retry topic's intake checked (None: not a retry topic).

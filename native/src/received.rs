@@ -1,0 +1,358 @@
+//! A consumed message's own CONSUME event fields, written while the direct fetch copies
+//! its record (without the GIL), handed with the message to its listener call's batch,
+//! and copied into the event by the trace thread once the call is settled.
+//!
+//! Encoding a CONSUME event at settlement from the message reads ten slots, three property
+//! lookups and number and text conversions back from Python objects, on the poll thread
+//! and under the GIL the listener's threads need: most of what tracing added to
+//! consuming. The same fields are plain bytes while the fetch copies the record: its
+//! partition and offset, and the header values `plain_message` turns into the message's
+//! id, properties, born time and reconsume count. The intake queues them in the message's
+//! process queue, in the order it takes the messages (`ProcessQueue::insert_kept`), and
+//! `add_batches` gives each batch its messages' fields. Settlement only notes each event:
+//! the fields, the message's topic (the one field the intake may change: a retry topic's
+//! message is reset to its original topic) and the call's outcome ([`ConsumeEvents`]).
+//! The bytes themselves are out of the poll thread's cache by then; the trace thread
+//! copies them into its records without the GIL (`pack_events`, [`KeptEvents`]).
+//!
+//! Only messages `plain_message` built from a direct batch's record have them (the
+//! intake's compiled runs); any other message's event is encoded from its fields, as the
+//! pure path encodes every one. Both write the same bytes for a message as it was handed
+//! to its listener (`tests/unit/test_core_parity.py`,
+//! `tests/integration/trace/test_trace_consume_fields.py`): the fields are those of the
+//! message as received, as RocketMQ's consume trace takes them before the listener runs.
+
+use crate::{plain_digits, put_long, put_some_str};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::sync::Arc;
+
+/// The headers a CONSUME event reads, in this order.
+const NAMES: [&[u8]; 6] = [
+    b"UNIQ_KEY",
+    b"ORIGIN_MESSAGE_ID",
+    b"TAGS",
+    b"KEYS",
+    b"BORN_TIMESTAMP",
+    b"RECONSUME_TIME",
+];
+const UNIQ_KEY: usize = 0;
+const BORN_TIMESTAMP: usize = 4;
+const RECONSUME_TIME: usize = 5;
+
+/// Where a record's fields lie in its batch's buffer: from `start` to `mid` the fields
+/// from the physical topic to the keys, from `mid` to `end` those from the reconsume count
+/// to the end of the event.
+#[derive(Clone, Copy)]
+pub struct Span {
+    start: u32,
+    mid: u32,
+    end: u32,
+}
+
+/// What a fetch knows of a record: its physical topic, partition, offset, timestamp (ms)
+/// and headers (each its name and value, None: none).
+pub struct Record<'a, H: Iterator<Item = (&'a [u8], Option<&'a [u8]>)>> {
+    pub physical: &'a [u8],
+    pub partition: i32,
+    pub offset: i64,
+    pub store_timestamp: i64,
+    pub headers: H,
+}
+
+/// Appends the CONSUME event fields of the message `plain_message` builds from `record` to
+/// `out`; None, with nothing appended, where that message would not be built so (a value
+/// the event reads repeated, not UTF-8, or a number not plain), which then has no kept
+/// fields.
+pub fn write_fields<'a, H>(out: &mut Vec<u8>, record: Record<'a, H>) -> Option<Span>
+where
+    H: Iterator<Item = (&'a [u8], Option<&'a [u8]>)>,
+{
+    let mut values: [Option<&str>; 6] = [None; 6];
+    for (name, value) in record.headers {
+        if let Some(at) = NAMES.iter().position(|known| *known == name) {
+            if values[at].is_some() {
+                return None;
+            }
+            values[at] = Some(std::str::from_utf8(value?).ok()?);
+        }
+    }
+    let born = match values[BORN_TIMESTAMP] {
+        Some(text) => plain_digits(text, i64::MAX)?,
+        None => record.store_timestamp,
+    };
+    let reconsume = match values[RECONSUME_TIME] {
+        Some(text) => plain_digits(text, i64::from(i32::MAX))?,
+        None => 0,
+    };
+    let start = out.len();
+    out.push(0); // physical topic
+    out.push(2);
+    put_long(out, i64::from(record.partition));
+    out.push(2);
+    put_long(out, record.offset);
+    match values[UNIQ_KEY] {
+        Some(id) if !id.is_empty() => put_text(out, id.as_bytes()),
+        // `rmqcompat.wire.offset_message_id`
+        _ => {
+            let id = format!("@{}@{}", record.partition, record.offset);
+            put_long(out, (record.physical.len() + id.len()) as i64);
+            out.extend_from_slice(record.physical);
+            out.extend_from_slice(id.as_bytes());
+        }
+    }
+    for value in &values[1..4] {
+        match value {
+            Some(text) => {
+                out.push(2);
+                put_text(out, text.as_bytes());
+            }
+            None => out.push(0),
+        }
+    }
+    let mid = out.len();
+    out.push(2);
+    put_long(out, reconsume);
+    out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
+    out.push(2);
+    put_long(out, born);
+    out.push(0); // reason
+    let at = |n: usize| u32::try_from(n).ok();
+    Some(Span {
+        start: at(start)?,
+        mid: at(mid)?,
+        end: at(out.len())?,
+    })
+}
+
+/// A string: its length, then its bytes.
+fn put_text(out: &mut Vec<u8>, text: &[u8]) {
+    put_long(out, text.len() as i64);
+    out.extend_from_slice(text);
+}
+
+/// A message's kept fields: its batch's buffer, shared, and where they lie in it.
+#[derive(Clone)]
+pub struct Kept {
+    buffer: Arc<Vec<u8>>,
+    span: Span,
+}
+
+impl Kept {
+    pub fn new(buffer: &Arc<Vec<u8>>, span: Span) -> Self {
+        Kept {
+            buffer: buffer.clone(),
+            span,
+        }
+    }
+
+    fn up_to_keys(&self) -> &[u8] {
+        &self.buffer[self.span.start as usize..self.span.mid as usize]
+    }
+
+    fn reconsume_on(&self) -> &[u8] {
+        &self.buffer[self.span.mid as usize..self.span.end as usize]
+    }
+}
+
+/// The CONSUME events settlement writes from kept fields for calls that succeeded whole
+/// (`consume_batch::settle_successes`), after the `head` they share, with SUCCESS
+/// (`success`, encoded) and each call's duration. Settlement only notes each event (its
+/// message's kept fields, topic and duration): the fields were written while the fetch
+/// copied the record and are long out of the poll thread's cache by then, so reading
+/// them is left to the trace thread, which writes the events into its records without
+/// the GIL (`pack_events`). `take` hands the events noted so far over, as [`KeptEvents`].
+#[pyclass(module = "rmqcompat._core", name = "ConsumeEvents")]
+pub struct ConsumeEvents {
+    head: Arc<Vec<u8>>,
+    success: Vec<u8>,
+    /// The topics of the events so far, encoded, and the last one's text.
+    topics: Vec<Vec<u8>>,
+    last_topic: Option<(Py<PyAny>, u32)>,
+    /// SUCCESS with each duration of the events so far, and the last duration.
+    outcomes: Vec<Vec<u8>>,
+    last_took: Option<(i64, u32)>,
+    events: Vec<KeptEvent>,
+}
+
+/// An event settlement noted: its message's kept fields, and where its topic and outcome
+/// are in its [`KeptEvents`]' tables.
+struct KeptEvent {
+    fields: Kept,
+    topic: u32,
+    outcome: u32,
+}
+
+impl ConsumeEvents {
+    /// Notes the event of a message of `topic` with these kept fields, whose call took
+    /// `took_ms`.
+    pub fn write(&mut self, fields: Kept, topic: Bound<'_, PyAny>, took_ms: i64) -> PyResult<()> {
+        let topic = match &self.last_topic {
+            Some((last, at)) if last.is(&topic) => *at,
+            _ => {
+                let mut encoded = Vec::new();
+                put_some_str(&mut encoded, Some(topic.clone()))?;
+                let at = index_of(&mut self.topics, encoded);
+                self.last_topic = Some((topic.unbind(), at));
+                at
+            }
+        };
+        let outcome = match self.last_took {
+            Some((ms, at)) if ms == took_ms => at,
+            _ => {
+                let mut ok = self.success.clone();
+                ok.push(2);
+                put_long(&mut ok, took_ms);
+                let at = index_of(&mut self.outcomes, ok);
+                self.last_took = Some((took_ms, at));
+                at
+            }
+        };
+        self.events.push(KeptEvent {
+            fields,
+            topic,
+            outcome,
+        });
+        Ok(())
+    }
+}
+
+/// The index of `encoded` in `table`, added there if it is not yet.
+fn index_of(table: &mut Vec<Vec<u8>>, encoded: Vec<u8>) -> u32 {
+    let at = table.iter().position(|known| *known == encoded);
+    at.unwrap_or_else(|| {
+        table.push(encoded);
+        table.len() - 1
+    }) as u32
+}
+
+#[pymethods]
+impl ConsumeEvents {
+    #[new]
+    fn new(head: Vec<u8>, success: Vec<u8>) -> Self {
+        ConsumeEvents {
+            head: Arc::new(head),
+            success,
+            topics: Vec::new(),
+            last_topic: None,
+            outcomes: Vec::new(),
+            last_took: None,
+            events: Vec::new(),
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.events.len()
+    }
+
+    /// The events noted so far; none are left.
+    fn take(&mut self) -> KeptEvents {
+        self.last_topic = None;
+        self.last_took = None;
+        KeptEvents {
+            head: self.head.clone(),
+            topics: std::mem::take(&mut self.topics),
+            outcomes: std::mem::take(&mut self.outcomes),
+            events: std::mem::take(&mut self.events),
+        }
+    }
+}
+
+/// CONSUME events settlement noted from kept fields ([`ConsumeEvents`]): a read-only
+/// sequence of each event's `bytes`, as the core's other encoders return them
+/// ([`Encodings`](crate::encodings::Encodings)); `pack_events` writes each event into
+/// its record without building it first.
+#[pyclass(module = "rmqcompat._core", name = "KeptEvents", frozen, sequence)]
+pub struct KeptEvents {
+    head: Arc<Vec<u8>>,
+    topics: Vec<Vec<u8>>,
+    outcomes: Vec<Vec<u8>>,
+    events: Vec<KeptEvent>,
+}
+
+impl KeptEvents {
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Event `at`'s size in bytes (without reading its kept fields).
+    pub fn event_len(&self, at: usize) -> usize {
+        let event = &self.events[at];
+        let span = event.fields.span;
+        self.head.len()
+            + self.topics[event.topic as usize].len()
+            + (span.end - span.start) as usize
+            + self.outcomes[event.outcome as usize].len()
+    }
+
+    /// Appends event `at`'s bytes to `out`.
+    pub fn write_event(&self, at: usize, out: &mut Vec<u8>) {
+        let event = &self.events[at];
+        out.extend_from_slice(&self.head);
+        out.extend_from_slice(&self.topics[event.topic as usize]);
+        out.extend_from_slice(event.fields.up_to_keys());
+        out.extend_from_slice(&self.outcomes[event.outcome as usize]);
+        out.extend_from_slice(event.fields.reconsume_on());
+    }
+}
+
+#[pymethods]
+impl KeptEvents {
+    fn __repr__(&self) -> String {
+        format!("<KeptEvents of {} CONSUME events>", self.len())
+    }
+
+    fn __len__(&self) -> usize {
+        self.len()
+    }
+
+    /// Event `at`'s bytes (a negative `at` counts from the end).
+    fn __getitem__<'py>(&self, py: Python<'py>, at: isize) -> PyResult<Bound<'py, PyBytes>> {
+        let at = crate::sequence_index(at, self.len(), "event")?;
+        let mut event = Vec::with_capacity(self.event_len(at));
+        self.write_event(at, &mut event);
+        Ok(PyBytes::new(py, &event))
+    }
+}
+
+/// The CONSUME event the kept path writes for a record the direct fetch copied (its
+/// physical topic, partition, offset, timestamp in ms and headers, each name and value)
+/// once its message, of `topic`, succeeded in a call that took `took_ms`: after `head`,
+/// with SUCCESS encoded as `success`; None where the fetch keeps no fields for it. The
+/// fetch, settlement and packing of one record without a broker, for the parity tests
+/// (`tests/unit/test_core_parity.py`).
+#[pyfunction]
+#[pyo3(signature = (head, success, topic, took_ms, physical, partition, offset, timestamp, headers))]
+#[allow(clippy::too_many_arguments)] // a record's parts, and an event's
+pub fn kept_consume_event<'py>(
+    head: Vec<u8>,
+    success: Vec<u8>,
+    topic: Bound<'py, PyAny>,
+    took_ms: i64,
+    physical: &str,
+    partition: i32,
+    offset: i64,
+    timestamp: i64,
+    headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let py = topic.py();
+    let mut buffer = Vec::new();
+    let record = Record {
+        physical: physical.as_bytes(),
+        partition,
+        offset,
+        store_timestamp: timestamp,
+        headers: headers
+            .iter()
+            .map(|(name, value)| (name.as_slice(), value.as_deref())),
+    };
+    let Some(span) = write_fields(&mut buffer, record) else {
+        return Ok(None);
+    };
+    let mut events = ConsumeEvents::new(head, success);
+    events.write(Kept::new(&Arc::new(buffer), span), topic, took_ms)?;
+    let noted = events.take();
+    let mut event = Vec::with_capacity(noted.event_len(0));
+    noted.write_event(0, &mut event);
+    Ok(Some(PyBytes::new(py, &event)))
+}
