@@ -33,8 +33,8 @@ pub struct ConsumeBatch {
     messages: Vec<Py<PyAny>>,
     stored: Vec<Py<PyAny>>,
     /// Each message's CONSUME event fields the intake kept (`crate::received`), where it
-    /// kept any: empty, or one for each message.
-    kept: Vec<Option<Kept>>,
+    /// kept any: empty, or one for each message; taken by settlement.
+    kept: Mutex<Vec<Option<Kept>>>,
     #[pyo3(get, set)]
     started_at: Py<PyAny>,
     #[pyo3(get, set)]
@@ -70,7 +70,7 @@ impl ConsumeBatch {
                 pq: pq.clone().unbind(),
                 messages,
                 stored,
-                kept,
+                kept: Mutex::new(kept),
                 started_at: py.None(),
                 finished_at: py.None(),
                 expired: false,
@@ -83,6 +83,13 @@ impl ConsumeBatch {
         // nothing it holds leads back to it until `refused` is set, which tracks it again
         untrack(batch.as_any());
         Ok(batch)
+    }
+}
+
+impl ConsumeBatch {
+    /// The CONSUME event fields the intake kept for the messages, taken out.
+    fn take_kept(&self) -> Vec<Option<Kept>> {
+        std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -528,10 +535,15 @@ pub fn settle_successes<'py>(
             }
             if let Some(succeeded) = succeeded {
                 let took_ms = took_s(&this, py).map_or(0, |took| (took * 1000.0) as i64);
+                let fields = if kept.is_some() {
+                    this.take_kept()
+                } else {
+                    Vec::new()
+                };
                 match kept {
-                    Some(kept) if !this.kept.is_empty() => {
+                    Some(kept) if !fields.is_empty() => {
                         let mut kept = kept.borrow_mut();
-                        let rest = write_kept(py, &this, &mut kept, took_ms)?;
+                        let rest = write_kept(py, &this.messages, fields, &mut kept, took_ms)?;
                         if !rest.is_empty() {
                             add_success(succeeded, &rest, took_ms)?;
                         }
@@ -549,20 +561,20 @@ pub fn settle_successes<'py>(
     Ok((at, timeouts))
 }
 
-/// The CONSUME events of `batch`'s messages, whose call took `took_ms`, noted in `kept`
-/// where the intake kept their fields; the messages it kept none for, returned.
+/// The CONSUME events of `messages`, whose call took `took_ms`, noted in `kept` where the
+/// intake kept their `fields` (one for each message); the messages it kept none for,
+/// returned.
 fn write_kept(
     py: Python<'_>,
-    batch: &ConsumeBatch,
+    messages: &[Py<PyAny>],
+    fields: Vec<Option<Kept>>,
     kept: &mut ConsumeEvents,
     took_ms: i64,
 ) -> PyResult<Vec<Py<PyAny>>> {
     let mut rest = Vec::new();
-    for (msg, fields) in batch.messages.iter().zip(&batch.kept) {
+    for (msg, fields) in messages.iter().zip(fields) {
         match fields {
-            Some(fields) => {
-                kept.write(fields.clone(), field(msg.bind(py), Field::Topic)?, took_ms)?
-            }
+            Some(fields) => kept.write(fields, field(msg.bind(py), Field::Topic)?, took_ms)?,
             None => rest.push(msg.clone_ref(py)),
         }
     }

@@ -27,15 +27,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::Arc;
 
-/// The headers a CONSUME event reads, in this order.
-const NAMES: [&[u8]; 6] = [
-    b"UNIQ_KEY",
-    b"ORIGIN_MESSAGE_ID",
-    b"TAGS",
-    b"KEYS",
-    b"BORN_TIMESTAMP",
-    b"RECONSUME_TIME",
-];
+/// Where the header values a CONSUME event reads are kept, by name (`write_fields`).
 const UNIQ_KEY: usize = 0;
 const BORN_TIMESTAMP: usize = 4;
 const RECONSUME_TIME: usize = 5;
@@ -62,27 +54,35 @@ pub struct Record<'a, H: Iterator<Item = (&'a [u8], Option<&'a [u8]>)>> {
 
 /// Appends the CONSUME event fields of the message `plain_message` builds from `record` to
 /// `out`; None, with nothing appended, where that message would not be built so (a value
-/// the event reads repeated, not UTF-8, or a number not plain), which then has no kept
-/// fields.
+/// the event reads repeated or missing, a number not plain). Text values are not checked
+/// to be UTF-8: `plain_message` builds no message from a record with a value that is not,
+/// so such fields are never used.
 pub fn write_fields<'a, H>(out: &mut Vec<u8>, record: Record<'a, H>) -> Option<Span>
 where
     H: Iterator<Item = (&'a [u8], Option<&'a [u8]>)>,
 {
-    let mut values: [Option<&str>; 6] = [None; 6];
+    let mut values: [Option<&[u8]>; 6] = [None; 6];
     for (name, value) in record.headers {
-        if let Some(at) = NAMES.iter().position(|known| *known == name) {
-            if values[at].is_some() {
-                return None;
-            }
-            values[at] = Some(std::str::from_utf8(value?).ok()?);
+        let at = match name {
+            b"UNIQ_KEY" => UNIQ_KEY,
+            b"ORIGIN_MESSAGE_ID" => 1,
+            b"TAGS" => 2,
+            b"KEYS" => 3,
+            b"BORN_TIMESTAMP" => BORN_TIMESTAMP,
+            b"RECONSUME_TIME" => RECONSUME_TIME,
+            _ => continue,
+        };
+        if values[at].replace(value?).is_some() {
+            return None;
         }
     }
+    let number = |text: &[u8], high| plain_digits(std::str::from_utf8(text).ok()?, high);
     let born = match values[BORN_TIMESTAMP] {
-        Some(text) => plain_digits(text, i64::MAX)?,
+        Some(text) => number(text, i64::MAX)?,
         None => record.store_timestamp,
     };
     let reconsume = match values[RECONSUME_TIME] {
-        Some(text) => plain_digits(text, i64::from(i32::MAX))?,
+        Some(text) => number(text, i64::from(i32::MAX))?,
         None => 0,
     };
     let start = out.len();
@@ -92,7 +92,7 @@ where
     out.push(2);
     put_long(out, record.offset);
     match values[UNIQ_KEY] {
-        Some(id) if !id.is_empty() => put_text(out, id.as_bytes()),
+        Some(id) if !id.is_empty() => put_text(out, id),
         // `rmqcompat.wire.offset_message_id`
         _ => {
             let id = format!("@{}@{}", record.partition, record.offset);
@@ -105,7 +105,7 @@ where
         match value {
             Some(text) => {
                 out.push(2);
-                put_text(out, text.as_bytes());
+                put_text(out, text);
             }
             None => out.push(0),
         }
@@ -229,10 +229,10 @@ fn index_of(table: &mut Vec<Vec<u8>>, encoded: Vec<u8>) -> u32 {
 #[pymethods]
 impl ConsumeEvents {
     #[new]
-    fn new(head: Vec<u8>, success: Vec<u8>) -> Self {
+    fn new(head: &[u8], success: &[u8]) -> Self {
         ConsumeEvents {
-            head: Arc::new(head),
-            success,
+            head: Arc::new(head.to_vec()),
+            success: success.to_vec(),
             topics: Vec::new(),
             last_topic: None,
             outcomes: Vec::new(),
@@ -325,8 +325,8 @@ impl KeptEvents {
 #[pyo3(signature = (head, success, topic, took_ms, physical, partition, offset, timestamp, headers))]
 #[allow(clippy::too_many_arguments)] // a record's parts, and an event's
 pub fn kept_consume_event<'py>(
-    head: Vec<u8>,
-    success: Vec<u8>,
+    head: &[u8],
+    success: &[u8],
     topic: Bound<'py, PyAny>,
     took_ms: i64,
     physical: &str,
