@@ -535,20 +535,16 @@ pub fn settle_successes<'py>(
             }
             if let Some(succeeded) = succeeded {
                 let took_ms = took_s(&this, py).map_or(0, |took| (took * 1000.0) as i64);
-                let fields = if kept.is_some() {
-                    this.take_kept()
-                } else {
-                    Vec::new()
-                };
                 match kept {
-                    Some(kept) if !fields.is_empty() => {
+                    Some(kept) => {
                         let mut kept = kept.borrow_mut();
+                        let fields = this.take_kept();
                         let rest = write_kept(py, &this.messages, fields, &mut kept, took_ms)?;
                         if !rest.is_empty() {
                             add_success(succeeded, &rest, took_ms)?;
                         }
                     }
-                    _ => add_success(succeeded, &this.messages, took_ms)?,
+                    None => add_success(succeeded, &this.messages, took_ms)?,
                 }
             }
             for msg in &this.messages {
@@ -561,9 +557,9 @@ pub fn settle_successes<'py>(
     Ok((at, timeouts))
 }
 
-/// The CONSUME events of `messages`, whose call took `took_ms`, noted in `kept` where the
-/// intake kept their `fields` (one for each message); the messages it kept none for,
-/// returned.
+/// The CONSUME events of `messages`, whose call took `took_ms`, written to `kept`: noted
+/// where the intake kept their `fields` (none, or one for each message), else encoded;
+/// the messages whose events cannot be encoded, returned.
 fn write_kept(
     py: Python<'_>,
     messages: &[Py<PyAny>],
@@ -572,10 +568,13 @@ fn write_kept(
     took_ms: i64,
 ) -> PyResult<Vec<Py<PyAny>>> {
     let mut rest = Vec::new();
-    for (msg, fields) in messages.iter().zip(fields) {
-        match fields {
-            Some(fields) => kept.write(fields, field(msg.bind(py), Field::Topic)?, took_ms)?,
-            None => rest.push(msg.clone_ref(py)),
+    let mut fields = fields.into_iter();
+    for msg in messages {
+        let msg = msg.bind(py);
+        match fields.next().flatten() {
+            Some(fields) => kept.write(fields, field(msg, Field::Topic)?, took_ms)?,
+            None if kept.encode(msg, took_ms) => {}
+            None => rest.push(msg.clone().unbind()),
         }
     }
     Ok(rest)

@@ -443,27 +443,44 @@ impl CallEvents<'_> {
         let mut i = 0;
         let any_failed = failed.is_truthy()?; // most calls: none, and no test an event
         encode_into(events, msgs, |out, msg| {
-            let msg = Fields::of(&msg)?;
-            let properties = msg.get(Field::Properties)?;
             let reconsume = if reconsumes.is_none() {
-                msg.get(Field::ReconsumeTimes)?
+                None
             } else {
-                reconsumes.get_item(i)?
+                Some(reconsumes.get_item(i)?)
             };
-            out.extend_from_slice(self.head);
-            put_received(out, &msg, &properties)?;
-            out.extend_from_slice(if any_failed && failed.contains(i)? {
+            let outcome = if any_failed && failed.contains(i)? {
                 self.bad
             } else {
                 self.ok
-            });
-            put_some_int(out, &reconsume, "reconsume times")?;
-            out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
-            put_born_and_reason(out, &msg)?;
+            };
             i += 1;
-            Ok(())
+            put_consume_event(out, self.head, outcome, &msg, reconsume)
         })
     }
+}
+
+/// The CONSUME event of `msg` after `head`: its fields up to its keys, `outcome` (the
+/// call's status and duration, encoded), its reconsume count (`reconsume`, or its own),
+/// then its born time (`rmqcompat.trace.bulk.consume_events`' event).
+pub(crate) fn put_consume_event(
+    out: &mut Vec<u8>,
+    head: &[u8],
+    outcome: &[u8],
+    msg: &Bound<'_, PyAny>,
+    reconsume: Option<Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let msg = Fields::of(msg)?;
+    let properties = msg.get(Field::Properties)?;
+    let reconsume = match reconsume {
+        Some(count) => count,
+        None => msg.get(Field::ReconsumeTimes)?,
+    };
+    out.extend_from_slice(head);
+    put_received(out, &msg, &properties)?;
+    out.extend_from_slice(outcome);
+    put_some_int(out, &reconsume, "reconsume times")?;
+    out.extend_from_slice(&[0, 0, 0]); // delay level, due time, target topic
+    put_born_and_reason(out, &msg)
 }
 
 /// `props.encode_int(value).encode("utf-8")`: the decimal of `int(value)`.

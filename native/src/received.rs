@@ -22,7 +22,7 @@
 //! `tests/integration/trace/test_trace_consume_fields.py`): the fields are those of the
 //! message as received, as RocketMQ's consume trace takes them before the listener runs.
 
-use crate::{plain_digits, put_long, put_some_str};
+use crate::{plain_digits, put_consume_event, put_long, put_some_str};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::Arc;
@@ -155,32 +155,41 @@ impl Kept {
     }
 }
 
-/// The CONSUME events settlement writes from kept fields for calls that succeeded whole
+/// The CONSUME events of the calls settlement finds succeeded whole
 /// (`consume_batch::settle_successes`), after the `head` they share, with SUCCESS
-/// (`success`, encoded) and each call's duration. Settlement only notes each event (its
-/// message's kept fields, topic and duration): the fields were written while the fetch
-/// copied the record and are long out of the poll thread's cache by then, so reading
-/// them is left to the trace thread, which writes the events into its records without
-/// the GIL (`pack_events`). `take` hands the events noted so far over, as [`KeptEvents`].
+/// (`success`, encoded) and each call's duration. A message with kept fields is only
+/// noted (its fields, topic and duration): the fields were written while the fetch copied
+/// the record and are long out of the poll thread's cache by then, so reading them is
+/// left to the trace thread, which writes the events into its records without the GIL
+/// (`pack_events`). Any other message's event is encoded from its fields at once
+/// (`crate::put_consume_event`), in the same order. `take` hands the events over, as
+/// [`KeptEvents`].
 #[pyclass(module = "rmqcompat._core", name = "ConsumeEvents")]
 pub struct ConsumeEvents {
     head: Arc<Vec<u8>>,
     success: Vec<u8>,
-    /// The topics of the events so far, encoded, and the last one's text.
+    /// The topics of the noted events so far, encoded, and the last one's text.
     topics: Vec<Vec<u8>>,
     last_topic: Option<(Py<PyAny>, u32)>,
     /// SUCCESS with each duration of the events so far, and the last duration.
     outcomes: Vec<Vec<u8>>,
     last_took: Option<(i64, u32)>,
+    /// The events encoded at once, back to back.
+    encoded: Vec<u8>,
     events: Vec<KeptEvent>,
 }
 
-/// An event settlement noted: its message's kept fields, and where its topic and outcome
-/// are in its [`KeptEvents`]' tables.
-struct KeptEvent {
-    fields: Kept,
-    topic: u32,
-    outcome: u32,
+/// An event settlement noted, or encoded at once.
+enum KeptEvent {
+    /// Its message's kept fields, and where its topic and outcome are in its
+    /// [`KeptEvents`]' tables.
+    Noted {
+        fields: Kept,
+        topic: u32,
+        outcome: u32,
+    },
+    /// Where it lies among the encoded events.
+    Encoded { start: usize, end: usize },
 }
 
 impl ConsumeEvents {
@@ -197,7 +206,34 @@ impl ConsumeEvents {
                 at
             }
         };
-        let outcome = match self.last_took {
+        let outcome = self.outcome(took_ms);
+        self.events.push(KeptEvent::Noted {
+            fields,
+            topic,
+            outcome,
+        });
+        Ok(())
+    }
+
+    /// Encodes the event of `msg`, whose call took `took_ms`, from its fields; false,
+    /// with nothing written, where they cannot be encoded (the caller hands the message to
+    /// the encoder that drops and counts such events).
+    pub fn encode(&mut self, msg: &Bound<'_, PyAny>, took_ms: i64) -> bool {
+        let outcome = self.outcome(took_ms) as usize;
+        let start = self.encoded.len();
+        let outcome = &self.outcomes[outcome];
+        if put_consume_event(&mut self.encoded, &self.head, outcome, msg, None).is_err() {
+            self.encoded.truncate(start);
+            return false;
+        }
+        let end = self.encoded.len();
+        self.events.push(KeptEvent::Encoded { start, end });
+        true
+    }
+
+    /// The index of SUCCESS with the duration `took_ms` in the outcomes.
+    fn outcome(&mut self, took_ms: i64) -> u32 {
+        match self.last_took {
             Some((ms, at)) if ms == took_ms => at,
             _ => {
                 let mut ok = self.success.clone();
@@ -207,13 +243,7 @@ impl ConsumeEvents {
                 self.last_took = Some((took_ms, at));
                 at
             }
-        };
-        self.events.push(KeptEvent {
-            fields,
-            topic,
-            outcome,
-        });
-        Ok(())
+        }
     }
 }
 
@@ -237,6 +267,7 @@ impl ConsumeEvents {
             last_topic: None,
             outcomes: Vec::new(),
             last_took: None,
+            encoded: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -245,7 +276,7 @@ impl ConsumeEvents {
         self.events.len()
     }
 
-    /// The events noted so far; none are left.
+    /// The events so far; none are left.
     fn take(&mut self) -> KeptEvents {
         self.last_topic = None;
         self.last_took = None;
@@ -253,13 +284,14 @@ impl ConsumeEvents {
             head: self.head.clone(),
             topics: std::mem::take(&mut self.topics),
             outcomes: std::mem::take(&mut self.outcomes),
+            encoded: std::mem::take(&mut self.encoded),
             events: std::mem::take(&mut self.events),
         }
     }
 }
 
-/// CONSUME events settlement noted from kept fields ([`ConsumeEvents`]): a read-only
-/// sequence of each event's `bytes`, as the core's other encoders return them
+/// CONSUME events settlement noted or encoded ([`ConsumeEvents`]): a read-only sequence of
+/// each event's `bytes`, as the core's other encoders return them
 /// ([`Encodings`](crate::encodings::Encodings)); `pack_events` writes each event into
 /// its record without building it first.
 #[pyclass(module = "rmqcompat._core", name = "KeptEvents", frozen, sequence)]
@@ -267,6 +299,7 @@ pub struct KeptEvents {
     head: Arc<Vec<u8>>,
     topics: Vec<Vec<u8>>,
     outcomes: Vec<Vec<u8>>,
+    encoded: Vec<u8>,
     events: Vec<KeptEvent>,
 }
 
@@ -277,29 +310,52 @@ impl KeptEvents {
 
     /// Event `at`'s size in bytes (without reading its kept fields).
     pub fn event_len(&self, at: usize) -> usize {
-        let event = &self.events[at];
-        let span = event.fields.span;
-        self.head.len()
-            + self.topics[event.topic as usize].len()
-            + (span.end - span.start) as usize
-            + self.outcomes[event.outcome as usize].len()
+        match &self.events[at] {
+            KeptEvent::Noted {
+                fields,
+                topic,
+                outcome,
+            } => {
+                self.head.len()
+                    + self.topics[*topic as usize].len()
+                    + (fields.span.end - fields.span.start) as usize
+                    + self.outcomes[*outcome as usize].len()
+            }
+            KeptEvent::Encoded { start, end } => end - start,
+        }
     }
 
     /// Appends event `at`'s bytes to `out`.
     pub fn write_event(&self, at: usize, out: &mut Vec<u8>) {
-        let event = &self.events[at];
-        out.extend_from_slice(&self.head);
-        out.extend_from_slice(&self.topics[event.topic as usize]);
-        out.extend_from_slice(event.fields.up_to_keys());
-        out.extend_from_slice(&self.outcomes[event.outcome as usize]);
-        out.extend_from_slice(event.fields.reconsume_on());
+        match &self.events[at] {
+            KeptEvent::Noted {
+                fields,
+                topic,
+                outcome,
+            } => {
+                out.extend_from_slice(&self.head);
+                out.extend_from_slice(&self.topics[*topic as usize]);
+                out.extend_from_slice(fields.up_to_keys());
+                out.extend_from_slice(&self.outcomes[*outcome as usize]);
+                out.extend_from_slice(fields.reconsume_on());
+            }
+            KeptEvent::Encoded { start, end } => out.extend_from_slice(&self.encoded[*start..*end]),
+        }
     }
 }
 
 #[pymethods]
 impl KeptEvents {
     fn __repr__(&self) -> String {
-        format!("<KeptEvents of {} CONSUME events>", self.len())
+        let (events, noted) = (self.len(), self.noted());
+        format!("<KeptEvents of {events} CONSUME events, {noted} from kept fields>")
+    }
+
+    /// How many of the events were noted from kept fields (the others encoded at once).
+    #[getter]
+    fn noted(&self) -> usize {
+        let noted = |event: &&KeptEvent| matches!(event, KeptEvent::Noted { .. });
+        self.events.iter().filter(noted).count()
     }
 
     fn __len__(&self) -> usize {

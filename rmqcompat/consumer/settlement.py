@@ -111,7 +111,7 @@ class Settlement:
         tracing = self._tracer.enabled  # the poll thread's own setting: fixed for the call
         succeeded: list[tuple[list[MessageExt], int]] = []  # traced together, one append
         split: list[bulk.Call] = []  # the other calls, traced together as well
-        # events of successes written from the fields the intake kept (the core's only)
+        # the events of whole successes, written by the core's settlement itself
         kept = hooks.kept_consume_events(self._tracer, self._settings.group) if tracing else None
         try:
             self._settle_runs(
@@ -134,8 +134,8 @@ class Settlement:
         kept: ConsumeEvents | None,
     ) -> None:
         """:meth:`on_results`' loop; the calls that succeeded whole go to ``succeeded``
-        (:func:`add_success`; their messages whose event fields the intake kept are
-        written to ``kept`` instead, by the core), the others to ``split``
+        (:func:`add_success`; the core's settlement writes their events to ``kept``
+        instead, where it is given), the others to ``split``
         (:func:`hooks.failed_call`), unless they are None (tracing is off)."""
         running, limit = self._running, self._settings.consume_timeout_s
         pq: ProcessQueue | None = None  # the run's process queue
@@ -357,9 +357,10 @@ def settle_successes(
     batches; the loop decides every other): each leaves
     ``running``, its messages' offsets go to ``acked``, and unless ``succeeded`` is None
     (tracing off) its messages and listener time in ms are added to it
-    (:func:`add_success`). ``kept`` is the core's: there a message whose CONSUME event
-    fields the intake kept with its process-queue entry has its event written to ``kept``
-    instead of being added; the pure path keeps no such fields, and ignores it.
+    (:func:`add_success`). ``kept`` is the core's: there each message's CONSUME event is
+    written to ``kept`` instead (from the fields the direct fetch kept for it, or encoded
+    from the message), and only a message whose event cannot be encoded is added; the pure
+    path has no ``ConsumeEvents``, and ignores it.
 
     Returns the index of the first batch it did not take, which the loop then decides,
     and how many of those it took ran for at least ``limit`` seconds (RocketMQ's consume

@@ -97,9 +97,10 @@ def consumed_ok(
 
 
 def kept_consume_events(tracer: Tracer, group: str) -> ConsumeEvents | None:
-    """Where the core's settlement writes the CONSUME events (SUCCESS) of messages whose
-    fields the intake kept (``native/src/received.rs``), now: None on the pure path,
-    which keeps none."""
+    """Where the core's settlement writes the CONSUME events (SUCCESS) of the calls that
+    succeeded whole, now: noted from the fields the direct fetch kept where it kept them,
+    else encoded from the message (``native/src/received.rs``). None on the pure path,
+    whose settlement hands the calls to :func:`consumed_ok`."""
     if CORE is None:
         return None
     events = tracer.events

@@ -43,15 +43,15 @@ def test_consume_events_are_the_reference_encoding_of_each_message(env) -> None:
     specs = [dict(SHAPES[i % len(SHAPES)], body=b"%d" % i) for i in range(70)]
     ids = env.produce(specs)
     recorder = Recorder()
-    kept: list[int] = []  # events written from the fields the fetch kept, by settlement round
-    consumed_kept = hooks.consumed_kept
+    kept: list[int] = []  # events noted from the fields the fetch kept, by hand-over
+    as_encoded = hooks._as_encoded  # what every encoded hand-over passes
 
-    def counted(tracer: Any, events: Any) -> None:
-        kept.append(len(events))
-        consumed_kept(tracer, events)
+    def counted(events: Any) -> Any:
+        kept.append(getattr(events, "noted", 0))  # the core's KeptEvents say how many
+        return as_encoded(events)
 
     with (
-        mock.patch.object(hooks, "consumed_kept", counted),
+        mock.patch.object(hooks, "_as_encoded", counted),
         env.consumer(recorder, consume_message_batch_max_size=3),
     ):
         wait_until(lambda: len(recorder.deliveries) >= len(ids), what="every delivery")

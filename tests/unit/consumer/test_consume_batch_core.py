@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import weakref
 from typing import Any
+from unittest import mock
 
 import pytest
 from batch_kinds import KINDS, batch_kind
@@ -24,6 +25,7 @@ from rmqcompat.errors import ListenerKindError
 from rmqcompat.message import MessageExt, MessageQueue
 from rmqcompat.process_queue import ProcessQueue
 from rmqcompat.properties import CONSUME_START_TIME
+from rmqcompat.trace import bulk
 
 KEY = ("t", 0)
 QUEUE = MessageQueue("T", 0)
@@ -143,8 +145,11 @@ BATCH = st.tuples(
 )
 
 
-def _settled(kind: str, plan: list[Any], start: int, tracing: bool) -> tuple[Any, ...]:
-    """What ``settle_successes`` of ``kind`` does with ``plan``'s batches."""
+def _settled(
+    kind: str, plan: list[Any], start: int, tracing: bool, kept: Any = None
+) -> tuple[Any, ...]:
+    """What ``settle_successes`` of ``kind`` does with ``plan``'s batches (the core's
+    writing the events of what succeeded to ``kept``, if given)."""
     made = batch_kind(kind)
     settle = settlement.settle_successes if kind == "python" else compiled_core().settle_successes
     queues = [ProcessQueue(), ProcessQueue()]
@@ -159,10 +164,16 @@ def _settled(kind: str, plan: list[Any], start: int, tracing: bool) -> tuple[Any
         batches.append(batch)
     acked: list[int] = []
     succeeded: list[Any] | None = [] if tracing else None
-    result = settle(batches, start, queues[plan[0][0]], running, 30.0, acked, succeeded)
+    pq = queues[plan[0][0]]
+    extra = () if kept is None else (kept,)
+    result = settle(batches, start, pq, running, 30.0, acked, succeeded, *extra)
     left = [batches.index(b) for b in running]
-    traced = None if succeeded is None else [([m.msg_id for m in ms], t) for ms, t in succeeded]
+    traced = None if succeeded is None else [(list(ms), t) for ms, t in succeeded]
     return result, left, acked, traced
+
+
+def _ids(traced: list[Any] | None) -> list[Any] | None:
+    return None if traced is None else [([m.msg_id for m in ms], t) for ms, t in traced]
 
 
 @settings(max_examples=300)
@@ -171,7 +182,34 @@ def test_successes_settle_the_same_compiled_and_pure(
     plan: list[Any], start: int, tracing: bool
 ) -> None:
     start = min(start, len(plan))
-    assert _settled("compiled", plan, start, tracing) == _settled("python", plan, start, tracing)
+    *compiled, compiled_traced = _settled("compiled", plan, start, tracing)
+    *reference, reference_traced = _settled("python", plan, start, tracing)
+    assert compiled == reference
+    assert _ids(compiled_traced) == _ids(reference_traced)
+
+
+@settings(max_examples=200)
+@given(st.lists(BATCH, min_size=1, max_size=8), st.integers(0, 3))
+def test_the_cores_settle_writes_the_events_of_what_succeeded_as_the_reference_encodes_them(
+    plan: list[Any], start: int
+) -> None:
+    """Given a ``ConsumeEvents``, the core's settle writes there the CONSUME events of the
+    calls that succeeded whole (messages without kept fields: encoded at once), in order,
+    and leaves nothing to the Python encoder; the events are the pure encoder's of what
+    the reference settles."""
+    start = min(start, len(plan))
+    who, at_ms = bulk.identity("c", "h", "ns"), 1_700_000_000_000
+    kept = compiled_core().ConsumeEvents(bulk.consume_head(who, at_ms, "G"), bulk.SUCCESS)
+    *compiled, left_over = _settled("compiled", plan, start, True, kept)
+    *reference, succeeded = _settled("python", plan, start, True)
+    assert compiled == reference
+    assert left_over == []
+    calls = [(msgs, (), ms, "RECONSUME_LATER", None) for msgs, ms in succeeded]
+    with mock.patch.object(bulk, "_consume_calls", bulk.consume_calls):  # pure Python
+        expected = bulk.consumed_calls(who, at_ms, "G", calls)
+    written = kept.take()
+    assert list(written) == list(expected)
+    assert written.noted == 0  # no message here came through the direct fetch
 
 
 def test_the_core_settles_a_run_of_successes_itself() -> None:
@@ -183,7 +221,7 @@ def test_the_core_settles_a_run_of_successes_itself() -> None:
     result, left, acked, traced = _settled("compiled", plan, 0, True)
     assert result == (3, 3) and left == [3]
     assert acked == [0, 1, 0, 1, 0, 1]
-    assert traced == [(["m0", "m1"] * 3, 30000)]
+    assert _ids(traced) == [(["m0", "m1"] * 3, 30000)]
 
 
 def test_the_cores_settle_leaves_a_python_batch_to_the_loop() -> None:
