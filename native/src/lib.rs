@@ -844,8 +844,11 @@ impl Event<'_> {
     }
 }
 
-/// Events `pack_events` writes without the GIL: the trace thread then lets the data path's
-/// threads have it.
+/// Noted CONSUME events from which `pack_events` writes its records without the GIL: the
+/// kept fields they copy were written at fetch time and are read from memory, which the
+/// data path's threads need not wait for. Encoded events (the caller's buffers, written
+/// moments before) are copied with it held: giving it up and taking it back would cost
+/// more.
 const PACKED_WITHOUT_GIL: usize = 64;
 
 /// The trace records of the events of `parts` (each a sequence of events' encodings: an
@@ -883,10 +886,14 @@ fn pack_events<'py>(
         }
     }
     let mut events: Vec<Event<'_>> = Vec::with_capacity(held.len());
+    let mut noted = 0;
     for part in &kept {
         match part {
             Part::Encoded(encodings) => events.extend(encodings.events().map(Event::Bytes)),
-            Part::Kept(noted) => events.extend((0..noted.len()).map(|at| Event::Kept(noted, at))),
+            Part::Kept(part) => {
+                noted += part.len();
+                events.extend((0..part.len()).map(|at| Event::Kept(part, at)))
+            }
             Part::Loose(range) => events.extend(
                 held[range.clone()]
                     .iter()
@@ -896,7 +903,7 @@ fn pack_events<'py>(
     }
     let pack = || pack_records(&events, header, max_events, max_bytes);
     // the parts' data is immutable and held by `parts` meanwhile
-    let records = if events.len() >= PACKED_WITHOUT_GIL {
+    let records = if noted >= PACKED_WITHOUT_GIL {
         py.detach(pack)
     } else {
         pack()

@@ -16,11 +16,14 @@
 //! copies them into its records without the GIL (`pack_events`, [`KeptEvents`]).
 //!
 //! Only messages `plain_message` built from a direct batch's record have them (the
-//! intake's compiled runs); any other message's event is encoded from its fields, as the
-//! pure path encodes every one. Both write the same bytes for a message as it was handed
-//! to its listener (`tests/unit/test_core_parity.py`,
-//! `tests/integration/trace/test_trace_consume_fields.py`): the fields are those of the
-//! message as received, as RocketMQ's consume trace takes them before the listener runs.
+//! intake's compiled runs); settlement encodes any other message's event from its fields
+//! at once, into the same round, as the pure path encodes every one. Both write the same
+//! bytes for a message as it was handed to its listener (`tests/unit/test_core_parity.py`,
+//! `tests/unit/consumer/test_consume_batch_core.py`,
+//! `tests/integration/trace/test_trace_consume_fields.py`): kept fields are those of the
+//! message as received, as RocketMQ's consume trace takes them before the listener runs,
+//! while an event encoded at settlement reads the message as it is then (the two differ
+//! only for a listener that changes a message's id, tags, keys, born time or counts).
 
 use crate::{plain_digits, put_consume_event, put_long, put_some_str};
 use pyo3::prelude::*;
