@@ -311,38 +311,34 @@ impl KeptEvents {
         self.events.len()
     }
 
-    /// Event `at`'s size in bytes (without reading its kept fields).
-    pub fn event_len(&self, at: usize) -> usize {
+    /// Event `at`'s bytes, in the order they are written: its kept fields' between the
+    /// shared head, topic and outcome, or its encoding whole.
+    fn pieces(&self, at: usize) -> [&[u8]; 5] {
         match &self.events[at] {
             KeptEvent::Noted {
                 fields,
                 topic,
                 outcome,
-            } => {
-                self.head.len()
-                    + self.topics[*topic as usize].len()
-                    + (fields.span.end - fields.span.start) as usize
-                    + self.outcomes[*outcome as usize].len()
-            }
-            KeptEvent::Encoded { start, end } => end - start,
+            } => [
+                &self.head,
+                &self.topics[*topic as usize],
+                fields.up_to_keys(),
+                &self.outcomes[*outcome as usize],
+                fields.reconsume_on(),
+            ],
+            KeptEvent::Encoded { start, end } => [&self.encoded[*start..*end], &[], &[], &[], &[]],
         }
+    }
+
+    /// Event `at`'s size in bytes (slices' lengths only: its kept fields are not read).
+    pub fn event_len(&self, at: usize) -> usize {
+        self.pieces(at).iter().map(|piece| piece.len()).sum()
     }
 
     /// Appends event `at`'s bytes to `out`.
     pub fn write_event(&self, at: usize, out: &mut Vec<u8>) {
-        match &self.events[at] {
-            KeptEvent::Noted {
-                fields,
-                topic,
-                outcome,
-            } => {
-                out.extend_from_slice(&self.head);
-                out.extend_from_slice(&self.topics[*topic as usize]);
-                out.extend_from_slice(fields.up_to_keys());
-                out.extend_from_slice(&self.outcomes[*outcome as usize]);
-                out.extend_from_slice(fields.reconsume_on());
-            }
-            KeptEvent::Encoded { start, end } => out.extend_from_slice(&self.encoded[*start..*end]),
+        for piece in self.pieces(at) {
+            out.extend_from_slice(piece);
         }
     }
 }
