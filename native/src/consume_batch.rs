@@ -492,9 +492,10 @@ fn add_success(
 /// the counterpart of `rmqcompat.consumer.settlement.settle_successes` for the core's
 /// batches and contexts; it stops at anything else, which the Python loop then decides.
 ///
-/// With `kept` (tracing on), a message whose CONSUME event fields the intake kept with its
-/// process-queue entry has its event written there (`crate::received`) rather than being
-/// added to `succeeded`, which then holds the others only.
+/// With `kept` (tracing on), each message's CONSUME event is written there instead of the
+/// message being added to `succeeded` (`crate::received`): noted from the fields the
+/// intake handed its batch, else encoded from the message; `succeeded` then holds only
+/// messages whose events cannot be encoded.
 #[pyfunction]
 #[pyo3(signature = (batches, start, pq, running, limit, acked, succeeded, kept=None))]
 #[allow(clippy::too_many_arguments)] // the reference's arguments, and the core's own

@@ -660,25 +660,25 @@ unsafe fn copy_message(
 /// Writes the CONSUME event fields of `record` (copied, without error) to the batch's
 /// `fields`.
 fn consume_fields_of(record: &Copied, copies: &mut Copies) -> Option<crate::received::Span> {
-    let Copies {
-        topics,
-        data,
-        headers,
-        fields,
-        ..
-    } = copies;
-    let bytes = |span: Span| &data[span.0 as usize..span.1 as usize];
-    let headers = record.headers.map_or(&headers[..0], |(start, end)| {
-        &headers[start as usize..end as usize]
-    });
-    let record = Record {
-        physical: topics.get(record.topic as usize)?,
-        partition: record.partition,
-        offset: record.offset,
-        store_timestamp: record.timestamp.1,
-        headers: headers
-            .iter()
-            .map(|header| (bytes(header.name_span), header.value.map(bytes))),
-    };
-    write_fields(fields, record)
+    // the fields are written while the copies are read: out of them meanwhile
+    let mut fields = std::mem::take(&mut copies.fields);
+    let written = copies
+        .topics
+        .get(record.topic as usize)
+        .and_then(|physical| {
+            let headers = copies.headers_of(record).unwrap_or_default();
+            let record = Record {
+                physical,
+                partition: record.partition,
+                offset: record.offset,
+                store_timestamp: record.timestamp.1,
+                headers: headers.iter().map(|header| {
+                    let value = header.value.map(|span| copies.bytes(span));
+                    (copies.bytes(header.name_span), value)
+                }),
+            };
+            write_fields(&mut fields, record)
+        });
+    copies.fields = fields;
+    written
 }

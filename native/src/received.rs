@@ -406,8 +406,5 @@ pub fn kept_consume_event<'py>(
     };
     let mut events = ConsumeEvents::new(head, success);
     events.write(Kept::new(&Arc::new(buffer), span), topic, took_ms)?;
-    let noted = events.take();
-    let mut event = Vec::with_capacity(noted.event_len(0));
-    noted.write_event(0, &mut event);
-    Ok(Some(PyBytes::new(py, &event)))
+    events.take().__getitem__(py, 0).map(Some)
 }
