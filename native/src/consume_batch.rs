@@ -52,6 +52,11 @@ pub struct ConsumeBatch {
 }
 
 impl ConsumeBatch {
+    /// The messages, as new references (a Rust vector: nothing allocated in Python).
+    fn messages_now(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
+        self.messages.iter().map(|msg| msg.clone_ref(py)).collect()
+    }
+
     /// A batch of `messages` with their `stored` counts, out of the collector's sight.
     fn build<'py>(
         key: &Bound<'py, PyAny>,
@@ -179,8 +184,10 @@ impl ConsumeBatch {
         let messages = {
             let mut this = slf.borrow_mut();
             this.started_at = started;
-            PyList::new(py, this.messages.iter().map(|msg| msg.bind(py)))?
+            this.messages_now(py)
         };
+        // built after the borrow: an allocation may start the collector (see `kept_of`)
+        let messages = PyList::new(py, messages)?;
         let name = consume_start_time(py)?;
         for msg in messages.iter() {
             field(&msg, Field::Properties)?.set_item(name, stamp)?;
@@ -191,15 +198,26 @@ impl ConsumeBatch {
         )?))
     }
 
-    /// A new list of the batch's messages (the Python class's list, copied).
+    /// A new list of the batch's messages (the Python class's list, copied), built once
+    /// the batch is no longer borrowed (see `kept_of`).
     #[getter]
-    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.messages.iter().map(|msg| msg.bind(py)))
+    fn messages<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let messages = slf.borrow().messages_now(py);
+        PyList::new(py, messages)
     }
 
+    /// The stored counts, as a tuple built once the batch is no longer borrowed.
     #[getter]
-    fn stored<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.stored.iter().map(|count| count.bind(py)))
+    fn stored<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let stored: Vec<Py<PyAny>> = slf
+            .borrow()
+            .stored
+            .iter()
+            .map(|n| n.clone_ref(py))
+            .collect();
+        PyTuple::new(py, stored)
     }
 
     /// Setting it lets the collector see the batch again: an exception's traceback may
@@ -258,37 +276,48 @@ pub fn add_batches<'py>(
         return Err(PyValueError::new_err("a batch holds at least one message"));
     }
     let py = key.py();
-    let mut process_queue = pq
-        .cast::<ProcessQueue>()
-        .ok()
-        .map(|queue| queue.borrow_mut())
-        .filter(|queue| !queue.keeps_none());
     let all: Vec<Py<PyAny>> = messages.iter().map(Bound::unbind).collect();
+    let mut kept = kept_of(py, &all, pq)?.into_iter();
     for chunk in all.chunks(size) {
         let chunk: Vec<Py<PyAny>> = chunk.iter().map(|msg| msg.clone_ref(py)).collect();
         let stored = stored_counts(&chunk, py)?;
-        let kept = match process_queue.as_mut() {
-            Some(queue) => kept_of(py, &chunk, queue)?,
-            None => Vec::new(),
-        };
+        let kept: Vec<Option<Kept>> = kept.by_ref().take(chunk.len()).collect();
         out.append(ConsumeBatch::build(key, queue, pq, chunk, stored, kept)?)?;
     }
     Ok(())
 }
 
-/// The CONSUME event fields `queue` kept for each of `messages` (`crate::received`).
+/// The CONSUME event fields `pq` kept for each of `messages` (`crate::received`), in
+/// order; none where it is not the compiled queue or keeps none.
+///
+/// The queue is borrowed only while the fields are taken, in Rust: a borrow held across
+/// anything that may run Python code (an allocation may start the collector, whose
+/// callbacks and finalizers run bytecode and may hand the GIL to a listener thread, which
+/// reads the queue when it starts a batch) makes that thread's read fail.
 fn kept_of(
     py: Python<'_>,
     messages: &[Py<PyAny>],
-    queue: &mut ProcessQueue,
+    pq: &Bound<'_, PyAny>,
 ) -> PyResult<Vec<Option<Kept>>> {
-    messages
+    let Ok(compiled) = pq.cast::<ProcessQueue>() else {
+        return Ok(Vec::new());
+    };
+    if compiled.borrow().keeps_none() {
+        return Ok(Vec::new());
+    }
+    let offsets = messages
         .iter()
         .map(|msg| {
-            let offset = field(msg.bind(py), Field::QueueOffset)?.extract::<i64>();
-            Ok(offset.ok().and_then(|offset| queue.kept_for(offset)))
+            Ok(field(msg.bind(py), Field::QueueOffset)?
+                .extract::<i64>()
+                .ok())
         })
-        .collect()
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut queue = compiled.borrow_mut();
+    Ok(offsets
+        .into_iter()
+        .map(|offset| offset.and_then(|offset| queue.kept_for(offset)))
+        .collect())
 }
 
 /// `rmqcompat.consumer.listener.MAX_INT`, RocketMQ's initial `ackIndex` (one object for
@@ -723,9 +752,10 @@ impl BatchRunner {
         match self.answer(py, messages, context) {
             Ok((status, raised)) => match compiled {
                 Some(batch) => {
+                    let raised = raised.is_truthy()?; // may run Python: before the borrow
                     let mut this = batch.borrow_mut();
                     this.status = status.unbind();
-                    this.raised = raised.is_truthy()?;
+                    this.raised = raised;
                 }
                 None => {
                     batch.setattr(intern!(py, "status"), status)?;

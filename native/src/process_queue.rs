@@ -217,18 +217,26 @@ impl ProcessQueue {
         }
     }
 
-    fn remove_all(&mut self, offsets: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut freed = 0;
-        if let Ok(list) = offsets.cast::<PyList>() {
-            for offset in list.iter() {
-                freed += self.sizes.remove(&offset.extract::<i64>()?).unwrap_or(0);
-            }
-        } else {
-            for offset in offsets.try_iter()? {
-                freed += self.sizes.remove(&offset?.extract::<i64>()?).unwrap_or(0);
-            }
-        }
-        self.size_bytes -= freed;
+    /// Reads `offsets` before it borrows the queue: iterating them may run Python code,
+    /// which may hand the GIL to a listener thread that reads the queue (see
+    /// `consume_batch::kept_of`).
+    fn remove_all(slf: &Bound<'_, Self>, offsets: &Bound<'_, PyAny>) -> PyResult<()> {
+        let offsets: Vec<i64> = match offsets.cast::<PyList>() {
+            Ok(list) => list
+                .iter()
+                .map(|offset| offset.extract())
+                .collect::<PyResult<_>>()?,
+            Err(_) => offsets
+                .try_iter()?
+                .map(|offset| offset?.extract())
+                .collect::<PyResult<_>>()?,
+        };
+        let mut this = slf.borrow_mut();
+        let freed: i64 = offsets
+            .iter()
+            .map(|offset| this.sizes.remove(offset).unwrap_or(0))
+            .sum();
+        this.size_bytes -= freed;
         Ok(())
     }
 

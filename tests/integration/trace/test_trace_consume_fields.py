@@ -10,6 +10,7 @@ encoder writes for the message the listener saw, field for field.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 from unittest import mock
 
@@ -71,3 +72,39 @@ def test_consume_events_are_the_reference_encoding_of_each_message(env) -> None:
         with mock.patch.object(bulk, "_consume_calls", bulk.consume_calls):  # pure Python
             (reference,) = bulk.consumed_calls(who, event["timestamp_ms"], event["group"], [call])
         assert event == decode(reference)
+
+
+def test_no_process_queue_stays_borrowed_while_the_collector_runs_python(env) -> None:
+    """Python code the collector runs (``gc.callbacks``, finalizers) after any allocation
+    may hand the GIL to a listener thread, which reads its batch's process queue as it
+    starts the batch. A queue the core held borrowed across an allocation (the intake's
+    batching, while it handed each batch its kept CONSUME fields) failed that read: a
+    panic on the listener thread, whose batch then never ran. Here every collection reads
+    each of the consumer's queues, as that thread would, in a traced consumer whose fetch
+    keeps the fields."""
+    ids = env.produce([{"body": b"%d" % i} for i in range(600)])
+    recorder = Recorder()
+    consumer = env.consumer(recorder, consume_message_batch_max_size=3)
+    failed: list[RuntimeError] = []
+
+    def read_queues(_phase: str, _info: dict[str, int]) -> None:
+        engine = getattr(consumer, "_engine", None)  # there once the consumer started
+        partitions = engine.partitions if engine is not None else None
+        for key in partitions.keys() if partitions is not None else ():
+            state = partitions.get(key)
+            try:
+                _ = state is not None and state.pq.dropped
+            except RuntimeError as exc:  # "Already mutably borrowed"
+                failed.append(exc)
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(read_queues)
+    gc.set_threshold(5)  # a collection every 5 new container objects
+    try:
+        with consumer:
+            wait_until(lambda: len(recorder.deliveries) >= len(ids), what="every delivery")
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(read_queues)
+    assert sorted(recorder.ids()) == sorted(ids)
+    assert not failed, f"{len(failed)} reads of a borrowed queue: {failed[0]}"
