@@ -64,6 +64,9 @@ class ConsumeEvents:
     def __len__(self) -> int: ...
     def take(self) -> KeptEvents: ...
 
+# what a panic of the core raises (PyO3's): a bug, see rmqcompat.core.BUG_ERRORS
+class PanicException(BaseException): ...
+
 # the events a ConsumeEvents noted or encoded, read as Encodings are
 class KeptEvents:
     @property

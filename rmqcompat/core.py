@@ -34,6 +34,13 @@ def _load() -> ModuleType | None:
 #: The compiled core, or None when pure Python runs (read once, at import).
 CORE = _load()
 
+#: What a bug raises, for the threads that must outlive one: any exception, and a panic
+#: of the compiled core, whose ``PanicException`` derives from ``BaseException`` (as
+#: PyO3 raises it), so that ``except Exception`` alone lets it end the thread.
+BUG_ERRORS: tuple[type[BaseException], ...] = (
+    (Exception,) if CORE is None else (Exception, CORE.PanicException)
+)
+
 
 def implementation() -> str:
     """``"compiled core"`` or ``"pure Python"``, with the reason for the latter."""

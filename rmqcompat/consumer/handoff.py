@@ -22,6 +22,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sized
 from typing import Generic, TypeVar
 
+from rmqcompat.core import BUG_ERRORS
+
 _log = logging.getLogger("rmqcompat.consumer")
 
 Job = TypeVar("Job")
@@ -119,7 +121,7 @@ class HandOff(Generic[Job]):
                     wakeups.cascade(work)
                 try:
                     reported = run(job)
-                except Exception:  # a bug: report the job, so its partition does not stall
+                except BUG_ERRORS:  # a bug: report the job, so its partition does not stall
                     _log.exception("listener thread: running %r failed", job)
                     reported = True
                 if reported:

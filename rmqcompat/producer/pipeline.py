@@ -20,6 +20,7 @@ import tenacity
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from rmqcompat.clock import Clock
+from rmqcompat.core import BUG_ERRORS
 from rmqcompat.errors import ClientStateError
 from rmqcompat.message_id import MessageIds
 from rmqcompat.producer.deliveries import DeliveryReports, new_delivery_reports
@@ -216,7 +217,7 @@ class Pipeline:
         while not self._closed.is_set():
             try:
                 self._poll_once()
-            except Exception:
+            except BUG_ERRORS:
                 log.exception("producer poll thread: unexpected error (polling continues)")
 
     def _poll_once(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from rmqcompat.core import BUG_ERRORS
 from rmqcompat.errors import ConfigError, InvalidNameError
 from rmqcompat.message import Message
 from rmqcompat.producer.pending import pending_of_record
@@ -87,7 +88,7 @@ class Resender:
                 continue
             try:
                 sent, failed = self.resend_all()
-            except Exception:  # keep the thread alive; the next pass tries again
+            except BUG_ERRORS:  # keep the thread alive; the next pass tries again
                 log.exception("spool re-send pass failed")
                 continue
             log.info("spool re-send: %d sent, %d still spooled", sent, failed)

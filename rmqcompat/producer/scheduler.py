@@ -13,6 +13,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from rmqcompat.core import BUG_ERRORS
+
 log = logging.getLogger(__name__)
 
 Job = Callable[[], None]
@@ -66,5 +68,5 @@ class Scheduler:
         while (job := self._next_job()) is not None:
             try:
                 job()
-            except Exception:  # a job's failure must not kill the thread serving the others
+            except BUG_ERRORS:  # a job's failure must not kill the thread serving the others
                 log.exception("producer background job failed")

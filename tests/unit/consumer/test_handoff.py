@@ -10,6 +10,7 @@ import pytest
 from waiting import collect_finished
 
 from rmqcompat.consumer.handoff import HandOff, Wakeups
+from rmqcompat.core import CORE
 
 
 def test_every_job_runs_once_and_only_reported_ones_come_back():
@@ -116,3 +117,25 @@ def test_wakeups_wake_one_worker_per_offer_and_close_releases_all():
     for thread in threads:
         thread.join(1)
     assert sorted(results) == [False, True]
+
+
+@pytest.mark.skipif(CORE is None, reason="the compiled core is not in use")
+def test_a_panic_of_the_core_in_a_job_is_reported_and_the_thread_goes_on(caplog):
+    """A panic raises PyO3's ``PanicException``, a ``BaseException``: a listener thread
+    that let it through ended, and its job was never reported (its partition stalled)."""
+    assert CORE is not None
+
+    def run(job: int) -> bool:
+        if job == 0:
+            raise CORE.PanicException("a bug in the core")
+        return True
+
+    handoff = HandOff(run, "test", 1)
+    try:
+        with caplog.at_level(logging.ERROR, logger="rmqcompat.consumer"):
+            handoff.submit([0, 1, 2])
+            done = collect_finished(handoff, 3)
+    finally:
+        handoff.shutdown()
+    assert sorted(done) == [0, 1, 2]  # the one thread ran the jobs after the panic too
+    assert "running 0 failed" in caplog.text

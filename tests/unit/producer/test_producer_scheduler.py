@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
+from rmqcompat.core import CORE
 from rmqcompat.producer.scheduler import Scheduler
 
 
@@ -18,13 +21,18 @@ def test_jobs_run_in_due_order_and_stop_runs_every_scheduled_job():
     assert ran == ["now", "soon", "late"]
 
 
-def test_a_failing_job_does_not_stop_the_others(caplog):
+#: A bug's exceptions: any, and a panic of the compiled core (a ``BaseException``).
+BUGS = [ValueError] + ([CORE.PanicException] if CORE is not None else [])
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_a_failing_job_does_not_stop_the_others(caplog, bug: type[BaseException]):
     done = threading.Event()
     scheduler = Scheduler("test")
     scheduler.start()
 
     def boom() -> None:
-        raise ValueError("boom")
+        raise bug("boom")
 
     scheduler.call_later(0, boom)
     scheduler.call_later(0, done.set)
