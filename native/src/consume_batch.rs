@@ -51,12 +51,13 @@ pub struct ConsumeBatch {
     refused: Py<PyAny>,
 }
 
-impl ConsumeBatch {
-    /// The messages, as new references (a Rust vector: nothing allocated in Python).
-    fn messages_now(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
-        self.messages.iter().map(|msg| msg.clone_ref(py)).collect()
-    }
+/// New references to `items`, in a Rust vector: nothing is allocated in Python, so a
+/// borrow may be held meanwhile (see `kept_of`).
+fn new_refs(py: Python<'_>, items: &[Py<PyAny>]) -> Vec<Py<PyAny>> {
+    items.iter().map(|item| item.clone_ref(py)).collect()
+}
 
+impl ConsumeBatch {
     /// A batch of `messages` with their `stored` counts, out of the collector's sight.
     fn build<'py>(
         key: &Bound<'py, PyAny>,
@@ -184,7 +185,7 @@ impl ConsumeBatch {
         let messages = {
             let mut this = slf.borrow_mut();
             this.started_at = started;
-            this.messages_now(py)
+            new_refs(py, &this.messages)
         };
         // built after the borrow: an allocation may start the collector (see `kept_of`)
         let messages = PyList::new(py, messages)?;
@@ -203,7 +204,7 @@ impl ConsumeBatch {
     #[getter]
     fn messages<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
         let py = slf.py();
-        let messages = slf.borrow().messages_now(py);
+        let messages = new_refs(py, &slf.borrow().messages);
         PyList::new(py, messages)
     }
 
@@ -211,12 +212,7 @@ impl ConsumeBatch {
     #[getter]
     fn stored<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
-        let stored: Vec<Py<PyAny>> = slf
-            .borrow()
-            .stored
-            .iter()
-            .map(|n| n.clone_ref(py))
-            .collect();
+        let stored = new_refs(py, &slf.borrow().stored);
         PyTuple::new(py, stored)
     }
 
@@ -279,7 +275,7 @@ pub fn add_batches<'py>(
     let all: Vec<Py<PyAny>> = messages.iter().map(Bound::unbind).collect();
     let mut kept = kept_of(py, &all, pq)?.into_iter();
     for chunk in all.chunks(size) {
-        let chunk: Vec<Py<PyAny>> = chunk.iter().map(|msg| msg.clone_ref(py)).collect();
+        let chunk = new_refs(py, chunk);
         let stored = stored_counts(&chunk, py)?;
         let kept: Vec<Option<Kept>> = kept.by_ref().take(chunk.len()).collect();
         out.append(ConsumeBatch::build(key, queue, pq, chunk, stored, kept)?)?;

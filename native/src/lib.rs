@@ -1982,7 +1982,10 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<received::ConsumeEvents>()?;
     module.add_class::<received::KeptEvents>()?;
     // what a panic here raises, so threads that keep running after a bug catch it too
-    module.add("PanicException", module.py().get_type::<pyo3::panic::PanicException>())?;
+    module.add(
+        "PanicException",
+        module.py().get_type::<pyo3::panic::PanicException>(),
+    )?;
     module.add_function(wrap_pyfunction!(received::kept_consume_event, module)?)?;
     module.add_class::<direct_produce::DirectProduce>()?;
     module.add_class::<replay::ReplayRecords>()?;
